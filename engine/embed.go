@@ -1,0 +1,324 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+
+	"glle/kernels"
+)
+
+// embedCache owns what the linear embedding reuses between the fit and every generation.
+type embedCache struct {
+	mu     sync.Mutex
+	m      *Model
+	solver Solver
+	sp     *sparseEmbed // sparse path state, built on first use
+}
+
+func newEmbedCache(m *Model, s Solver) *embedCache { return &embedCache{m: m, solver: s} }
+
+// denseMaxN is the largest n the dense solver accepts: it stores M densely (8 n^2 bytes) and
+// factors it in O(n^3).
+const denseMaxN = 20000
+
+// embed returns the linear embedding of weights w (Section V): the Dim eigenvectors of
+// M = (I - W)^T (I - W) (Eq. (43)) with smallest eigenvalues above the trivial one. When the
+// weights sum to one, the constant vector is M's exact null vector and is deflated; otherwise
+// (EMPaper) the Dim+1 smallest are computed and the smallest dropped, as the paper does.
+// Eigenvectors have unit norm (or norm sqrt(n), (1/n) Y^T Y = I, Eq. (38), with PaperScaling)
+// and their sign makes the entry of largest magnitude positive.
+func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, prog func(Progress), rep *Report) (*mat.Dense, []float64, EigenReport, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.m
+	n, p := m.N, m.Dim
+	deflate := m.Method != EMPaper
+	nev := p
+	if !deflate {
+		nev = p + 1
+	}
+	var warmData []float64
+	if warm != nil {
+		warmData = warm.RawMatrix().Data
+	}
+	var (
+		vecs []float64
+		vals []float64
+		er   EigenReport
+		err  error
+	)
+	if c.solver == SolverDense {
+		if n > denseMaxN {
+			return nil, nil, er, inputErr("the dense solver stores M densely and is limited to n <= %d (n = %d): use the sparse solver", denseMaxN, n)
+		}
+		t0 := time.Now()
+		prog(Progress{Stage: "eigensolve"})
+		vecs, vals, er, err = denseSmallest(ctx, n, m.K, m.Neighbors, w, nev, deflate, warmData, p)
+		rep.stage("eigensolve", t0)
+		prog(Progress{Stage: "eigensolve", Final: true})
+	} else {
+		if c.sp == nil {
+			c.sp = newSparseEmbed(m)
+		}
+		vecs, vals, er, err = c.sp.solve(ctx, w, nev, deflate, warmData, p, prog, rep)
+	}
+	if err != nil {
+		return nil, nil, er, err
+	}
+	if !deflate {
+		// Drop the smallest eigenpair (column 0).
+		out := make([]float64, n*p)
+		for i := 0; i < n; i++ {
+			copy(out[i*p:(i+1)*p], vecs[i*nev+1:(i+1)*nev])
+		}
+		vecs, vals = out, vals[1:]
+	}
+	fixSigns(vecs, n, p)
+	if m.Scaling == PaperScaling {
+		f := math.Sqrt(float64(n))
+		for i := range vecs {
+			vecs[i] *= f
+		}
+	}
+	er.Values = vals
+	return mat.NewDense(n, p, vecs), vals, er, nil
+}
+
+// fixSigns flips each column of the row-major n x p matrix so that its entry of largest
+// magnitude (lowest index on ties) is positive: eigenvectors are defined up to sign only.
+func fixSigns(v []float64, n, p int) {
+	for j := 0; j < p; j++ {
+		best, bi := -1.0, 0
+		for i := 0; i < n; i++ {
+			if a := math.Abs(v[i*p+j]); a > best {
+				best, bi = a, i
+			}
+		}
+		if v[bi*p+j] < 0 {
+			for i := 0; i < n; i++ {
+				v[i*p+j] = -v[i*p+j]
+			}
+		}
+	}
+}
+
+// mulM computes dst = M v = (I - W)^T (I - W) v for one vector (Eq. (43)); u is scratch (n).
+func mulM(dst, v, u []float64, k int, nbr []int32, w []float64) {
+	n := len(v)
+	for i := 0; i < n; i++ {
+		s := v[i]
+		for j, nb := range nbr[i*k : (i+1)*k] {
+			s -= w[i*k+j] * v[nb]
+		}
+		u[i] = s
+	}
+	copy(dst, u)
+	for i := 0; i < n; i++ {
+		ui := u[i]
+		for j, nb := range nbr[i*k : (i+1)*k] {
+			dst[nb] -= w[i*k+j] * ui
+		}
+	}
+}
+
+// denseM returns M = (I - W)^T (I - W) as a dense row-major n x n matrix: the sum over rows i of
+// I - W of the outer products (e_i - w_i)(e_i - w_i)^T.
+func denseM(n, k int, nbr []int32, w []float64) []float64 {
+	mm := make([]float64, n*n)
+	idx := make([]int, k+1)
+	val := make([]float64, k+1)
+	for i := 0; i < n; i++ {
+		idx[0], val[0] = i, 1
+		for j := 0; j < k; j++ {
+			idx[j+1], val[j+1] = int(nbr[i*k+j]), -w[i*k+j]
+		}
+		for a := range idx {
+			row := mm[idx[a]*n:]
+			for b := range idx {
+				row[idx[b]] += val[a] * val[b]
+			}
+		}
+	}
+	return mm
+}
+
+// denseSmallest finds the nev smallest eigenpairs of M (orthogonal to the constant vector when
+// deflate is set) by block inverse (subspace) iteration with a dense Cholesky factor of
+// M - sigma I and Rayleigh-Ritz. It is the oracle for the sparse solver and the explicit dense
+// option. warm (n x wp, row-major) seeds the first columns of the block.
+func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev int, deflate bool, warm []float64, wp int) ([]float64, []float64, EigenReport, error) {
+	er := EigenReport{Solver: "dense", Deflated: deflate}
+	mm := denseM(n, k, nbr, w)
+	norm := 0.0
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range mm[i*n : (i+1)*n] {
+			s += math.Abs(v)
+		}
+		norm = math.Max(norm, s)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, er, err
+	}
+	lap := kernels.Current().LAPACK()
+	bl := kernels.Current().BLAS()
+	// Shift below M's smallest eigenvalue (0 or round-off) by a margin far above round-off
+	// (n eps ||M||) and far below the eigenvalues sought (>= 1e-9 ||M|| up to n = 5000).
+	sigma := -1e-10 * norm
+	var fac []float64
+	for try := 0; ; try++ {
+		fac = append(fac[:0], mm...)
+		for i := 0; i < n; i++ {
+			fac[i*n+i] -= sigma
+		}
+		if lap.Dpotrf(blas.Lower, n, fac, n) {
+			break
+		}
+		if try == 3 {
+			return nil, nil, er, fmt.Errorf("dense eigensolver: M - sigma I is not positive definite even at sigma = %g", sigma)
+		}
+		sigma *= 100
+	}
+	er.Shift = sigma
+	avail := n
+	if deflate {
+		avail--
+	}
+	if nev > avail {
+		return nil, nil, er, inputErr("cannot compute %d eigenvectors from %d points", nev, n)
+	}
+	b := min(avail, 2*nev+6)
+	V := make([]float64, n*b)
+	for j := 0; j < b; j++ {
+		if j < wp && warm != nil {
+			for i := 0; i < n; i++ {
+				V[i*b+j] = warm[i*wp+j]
+			}
+			continue
+		}
+		st := kernels.NewStream(0x5eed, 0, j)
+		for i := 0; i < n; i++ {
+			V[i*b+j] = st.Float64() - 0.5
+		}
+	}
+	col := make([]float64, n)
+	mv := make([]float64, n)
+	u := make([]float64, n)
+	MV := make([]float64, n*b)
+	H := make([]float64, b*b)
+	ev := make([]float64, b)
+	U := make([]float64, b*b)
+	tmp := make([]float64, n*b)
+	tol := 1e-12 * norm
+	const maxIter = 1000
+	for it := 1; it <= maxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, er, err
+		}
+		if it > 1 {
+			bl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, b, 1, fac, n, V, b)
+			bl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, n, b, 1, fac, n, V, b)
+			er.OpApplies += b
+		}
+		if deflate {
+			deflateConstant(V, n, b)
+		}
+		orthonormalize(V, n, b)
+		orthonormalize(V, n, b)
+		for j := 0; j < b; j++ {
+			for i := 0; i < n; i++ {
+				col[i] = V[i*b+j]
+			}
+			mulM(mv, col, u, k, nbr, w)
+			for i := 0; i < n; i++ {
+				MV[i*b+j] = mv[i]
+			}
+		}
+		bl.Dgemm(blas.Trans, blas.NoTrans, b, b, n, 1, V, b, MV, b, 0, H, b)
+		for a := 0; a < b; a++ {
+			for c := 0; c < a; c++ {
+				s := (H[a*b+c] + H[c*b+a]) / 2
+				H[a*b+c], H[c*b+a] = s, s
+			}
+		}
+		kernels.SymEigen(H, b, ev, U)
+		// Ascending order: reverse the columns.
+		for a := 0; a < b/2; a++ {
+			ev[a], ev[b-1-a] = ev[b-1-a], ev[a]
+			for r := 0; r < b; r++ {
+				U[r*b+a], U[r*b+b-1-a] = U[r*b+b-1-a], U[r*b+a]
+			}
+		}
+		bl.Dgemm(blas.NoTrans, blas.NoTrans, n, b, b, 1, V, b, U, b, 0, tmp, b)
+		copy(V, tmp)
+		bl.Dgemm(blas.NoTrans, blas.NoTrans, n, b, b, 1, MV, b, U, b, 0, tmp, b)
+		worst := 0.0
+		for j := 0; j < nev; j++ {
+			s := 0.0
+			for i := 0; i < n; i++ {
+				r := tmp[i*b+j] - ev[j]*V[i*b+j]
+				s += r * r
+			}
+			worst = math.Max(worst, math.Sqrt(s))
+		}
+		er.Iterations = it
+		er.MaxResidual = worst / norm
+		if worst <= tol {
+			vecs := make([]float64, n*nev)
+			for i := 0; i < n; i++ {
+				copy(vecs[i*nev:(i+1)*nev], V[i*b:i*b+nev])
+			}
+			return vecs, append([]float64(nil), ev[:nev]...), er, nil
+		}
+	}
+	return nil, nil, er, fmt.Errorf("dense eigensolver did not converge in %d iterations (relative residual %.3g, shift %g)", maxIter, er.MaxResidual, sigma)
+}
+
+// deflateConstant removes the mean of every column of the row-major n x b block.
+func deflateConstant(v []float64, n, b int) {
+	for j := 0; j < b; j++ {
+		s := 0.0
+		for i := 0; i < n; i++ {
+			s += v[i*b+j]
+		}
+		s /= float64(n)
+		for i := 0; i < n; i++ {
+			v[i*b+j] -= s
+		}
+	}
+}
+
+// orthonormalize makes the columns of the row-major n x b block orthonormal by modified
+// Gram-Schmidt (call twice for full accuracy). A column that vanishes is replaced by a unit
+// vector orthogonalised in the next pass.
+func orthonormalize(v []float64, n, b int) {
+	for j := 0; j < b; j++ {
+		for q := 0; q < j; q++ {
+			s := 0.0
+			for i := 0; i < n; i++ {
+				s += v[i*b+q] * v[i*b+j]
+			}
+			for i := 0; i < n; i++ {
+				v[i*b+j] -= s * v[i*b+q]
+			}
+		}
+		s := 0.0
+		for i := 0; i < n; i++ {
+			s += v[i*b+j] * v[i*b+j]
+		}
+		s = math.Sqrt(s)
+		if s == 0 {
+			v[(j%n)*b+j] = 1
+			continue
+		}
+		for i := 0; i < n; i++ {
+			v[i*b+j] /= s
+		}
+	}
+}

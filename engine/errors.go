@@ -1,0 +1,30 @@
+package engine
+
+import (
+	"fmt"
+)
+
+// InputError reports a problem with the data or settings a caller passed in.
+type InputError struct {
+	Msg string
+}
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprintf(format, a...)} }
+
+// DegenerateError reports geometry the chosen method cannot handle: all points identical,
+// singular direct-sampling matrices, a disconnected neighbourhood graph.
+type DegenerateError struct {
+	// Kind names the problem: "identical-points", "singular-gamma", "disconnected-graph",
+	// "zero-gram", "nonfinite".
+	Kind string
+	// Count is the number of points (or components for "disconnected-graph") affected.
+	Count int
+	// Example is one affected point index (-1 when not applicable).
+	Example int
+	// Msg is the full one-line message, including the suggested fix.
+	Msg string
+}
+
+func (e *DegenerateError) Error() string { return e.Msg }

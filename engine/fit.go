@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	_ "glle/cgo" // registers OpenBLAS unless built with -tags purego
+	"glle/engine/knn"
+	"glle/kernels"
+	"glle/parallel"
+)
+
+// state holds the per-point factors the samplers need (filled by Fit or Restore).
+type state struct {
+	workers int
+	x       []float64 // training data, row-major N x D (aliases Model.X's storage)
+
+	// EM and EMPaper: orthonormal basis (k x rank[i], stride k*rmax) of the directions the
+	// posterior pins; EM draws sqrt(a sigma_i) Pi_i xi, EMPaper sqrt(a |sigma_i|)(I - V V^T) xi.
+	rank  []int8
+	basis []float64
+	rmax  int
+
+	// Direct: packed lower Cholesky factor L_i of Q^T A_i Q ((k-1)k/2 per point).
+	chol []float64
+	// DirectPaper: symmetric square root of Gamma_i (k x k per point).
+	sqrt []float64
+
+	perp kernels.Perp
+	emb  *embedCache
+}
+
+// pointFunc processes points [lo, hi) with worker-owned scratch ws.
+type pointFunc func(ctx context.Context, ws *work, lo, hi int) error
+
+// forPoints runs fn over contiguous ranges of [0, n) with one workspace per worker.
+func forPoints(ctx context.Context, n, k, d, workers int, fn pointFunc) error {
+	return parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
+		ws := newWork(k, d)
+		const step = 4096 // check for cancellation every few thousand points
+		for a := lo; a < hi; a += step {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b := a + step
+			if b > hi {
+				b = hi
+			}
+			if err := fn(ctx, ws, a, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s Settings) validate(n, d int) error {
+	switch {
+	case s.Method < LLE || s.Method > DirectPaper:
+		return inputErr("unknown method %d: use LLE, EM, Direct, EMPaper or DirectPaper", int(s.Method))
+	case s.K < 1:
+		return inputErr("k = %d: the number of neighbours must be at least 1", s.K)
+	case n <= s.K:
+		return inputErr("n = %d points but k = %d neighbours: need n > k (use a smaller k or more points)", n, s.K)
+	case s.Dim < 1:
+		return inputErr("dim = %d: the embedding dimension must be at least 1", s.Dim)
+	case s.Dim >= d:
+		return inputErr("dim = %d but the data has only d = %d columns: need dim < d", s.Dim, d)
+	case s.Dim >= n-1:
+		return inputErr("dim = %d needs more than %d points", s.Dim, s.Dim+1)
+	case !(s.Reg > 0) || math.IsInf(s.Reg, 0):
+		return inputErr("reg = %v: the regularization must be a positive finite number", s.Reg)
+	case s.EMIters < 1:
+		return inputErr("em-iters = %d: must be at least 1", s.EMIters)
+	case !(s.EMTol > 0):
+		return inputErr("em-tol = %v: must be positive", s.EMTol)
+	case s.DirectRidge < 0 || math.IsNaN(s.DirectRidge) || math.IsInf(s.DirectRidge, 0):
+		return inputErr("direct-ridge = %v: must be a non-negative finite number", s.DirectRidge)
+	case s.RegMode != RegTrace && s.RegMode != RegAbsolute:
+		return inputErr("unknown regularization mode %d", int(s.RegMode))
+	case s.Scaling != UnitNorm && s.Scaling != PaperScaling:
+		return inputErr("unknown scaling %d", int(s.Scaling))
+	case s.Solver < SolverAuto || s.Solver > SolverDense:
+		return inputErr("unknown solver %d", int(s.Solver))
+	}
+	return nil
+}
+
+// checkData rejects non-finite values and data whose points are all identical.
+func checkData(x []float64, n, d int) error {
+	for i := 0; i < n; i++ {
+		for c := 0; c < d; c++ {
+			if v := x[i*d+c]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return &DegenerateError{Kind: "nonfinite", Count: 1, Example: i,
+					Msg: fmt.Sprintf("the data has a non-finite value (%v) at row %d, column %d: remove or impute it", v, i, c)}
+			}
+		}
+	}
+	for c := 0; c < d; c++ {
+		for i := 1; i < n; i++ {
+			if x[i*d+c] != x[c] {
+				return nil
+			}
+		}
+	}
+	return &DegenerateError{Kind: "identical-points", Count: n, Example: 0,
+		Msg: fmt.Sprintf("all %d points are identical: there is no geometry to embed", n)}
+}
+
+// Fit computes the neighbourhood graph, the weight model of s.Method and the base embedding of X
+// (one point per row). X is not modified.
+func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
+	if X == nil || X.IsEmpty() {
+		return nil, inputErr("the data matrix is empty: pass at least k+2 points")
+	}
+	n, d := X.Dims()
+	s = s.withDefaults()
+	if err := s.validate(n, d); err != nil {
+		return nil, err
+	}
+	workers := parallel.Workers(s.Workers)
+	x := mat.DenseCopyOf(X)
+	raw := x.RawMatrix().Data
+	if err := checkData(raw, n, d); err != nil {
+		return nil, err
+	}
+	m := &Model{
+		Method: s.Method, K: s.K, Dim: s.Dim, Reg: s.Reg, RegMode: s.RegMode, Scaling: s.Scaling,
+		N: n, D: d, X: x,
+	}
+	m.st = state{workers: workers, x: raw, perp: kernels.NewPerp(s.K)}
+	m.Report = Report{Method: s.Method.String(), Backend: kernels.Current().Name(), N: n, D: d, K: s.K, Dim: s.Dim, Workers: workers}
+	prog := progressFunc(s.Progress)
+
+	t0 := time.Now()
+	prog(Progress{Stage: "knn"})
+	idx, _, err := knn.Graph(ctx, raw, n, d, s.K, knn.Options{Workers: workers})
+	if err != nil {
+		return nil, wrapCtx(err)
+	}
+	if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
+		return nil, &DegenerateError{Kind: "disconnected-graph", Count: nc, Example: -1,
+			Msg: fmt.Sprintf("the %d-nearest-neighbour graph has %d connected components, so the embedding would be meaningless: use a larger k", s.K, nc)}
+	}
+	m.Neighbors = idx
+	m.Report.stage("knn", t0)
+	prog(Progress{Stage: "knn", Final: true})
+
+	switch s.Method {
+	case EMPaper:
+		err = m.fitEMPaper(ctx, s, prog)
+	default:
+		err = m.fitLLEWeights(ctx, s, prog)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Base embedding: the linear embedding of the mean weights (Section V).
+	m.st.emb = newEmbedCache(m, s.Solver)
+	Y, vals, er, err := m.st.emb.embed(ctx, m.Weights, nil, prog, &m.Report)
+	if err != nil {
+		return nil, err
+	}
+	m.Embedding, m.Eigenvalues, m.Report.Eigen = Y, vals, er
+	switch s.Method {
+	case Direct:
+		err = m.fitDirect(ctx, s, prog)
+	case DirectPaper:
+		err = m.fitDirectPaper(ctx, s, prog)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func progressFunc(f func(Progress)) func(Progress) {
+	if f == nil {
+		return func(Progress) {}
+	}
+	return f
+}
+
+// wrapCtx returns context errors as they are and everything else unchanged.
+func wrapCtx(err error) error { return err }
+
+// fitLLEWeights computes the LLE weights (Eq. (9)) of every point, and for EM also the fibre
+// bases and the sigma_i of Alg. 1.
+func (m *Model) fitLLEWeights(ctx context.Context, s Settings, prog func(Progress)) error {
+	n, d, k := m.N, m.D, m.K
+	t0 := time.Now()
+	prog(Progress{Stage: "weights"})
+	m.Weights = make([]float64, n*k)
+	em := s.Method == EM
+	if em {
+		m.st.rmax = min(d, k-1)
+		if m.st.rmax < s.Dim {
+			m.st.rmax = s.Dim
+		}
+		m.st.rank = make([]int8, n)
+		m.st.basis = make([]float64, n*k*m.st.rmax)
+	}
+	type counts struct{ zero, extra, fallback int }
+	part := make([]counts, parallel.Workers(m.st.workers))
+	x := m.st.x
+	err := parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
+		ws := newWork(k, d)
+		c := &part[w]
+		for i := lo; i < hi; i++ {
+			if (i-lo)&4095 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			zero, extra := lleWeights(ws, m.Weights[i*k:(i+1)*k], x, d, i, m.Neighbors[i*k:(i+1)*k], s.Reg, s.RegMode)
+			if zero {
+				c.zero++
+			}
+			if extra {
+				c.extra++
+			}
+			if em {
+				if zero {
+					m.st.rank[i] = 0 // no geometry: handled as sigma_i = 0 below
+					continue
+				}
+				r, fb := fibreBasis(ws, m.st.basis[i*k*m.st.rmax:(i+1)*k*m.st.rmax], s.Dim)
+				m.st.rank[i] = int8(r)
+				if fb {
+					c.fallback++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var tot counts
+	for _, c := range part {
+		tot.zero += c.zero
+		tot.extra += c.extra
+		tot.fallback += c.fallback
+	}
+	m.Report.RegularizedPoints = tot.zero + tot.extra
+	m.Report.FallbackPoints = tot.fallback
+	m.Report.stage("weights", t0)
+	prog(Progress{Stage: "weights", Final: true})
+	if em {
+		return m.fitEM(ctx, s, prog)
+	}
+	return nil
+}
+
+// fitEM runs Alg. 1 for the fibre model: the E-step posterior is N(w_i^LLE, sigma_i Pi_i)
+// (its mean does not depend on sigma_i), and the M-step (the paper's Eq. (31) structure on the
+// (k-1)-dimensional sum-to-one plane) is
+//
+//	sigma_i <- (||w_i^LLE - 1/k||^2 + sigma_i tr(Pi_i)) / (k - 1),  tr(Pi_i) = k - 1 - r_i,
+//
+// starting from Omega_i = I. It contracts to ||w_i^LLE - 1/k||^2 / r_i, the exact marginal
+// maximum-likelihood estimate. Points without geometry (zero Gram matrix) get sigma_i = 0.
+func (m *Model) fitEM(ctx context.Context, s Settings, prog func(Progress)) error {
+	n, k := m.N, m.K
+	t0 := time.Now()
+	c := make([]float64, n)
+	m.Sigma = make([]float64, n)
+	inv := 1 / float64(k)
+	for i := 0; i < n; i++ {
+		w := m.Weights[i*k : (i+1)*k]
+		q := 0.0
+		for _, v := range w {
+			q += (v - inv) * (v - inv)
+		}
+		c[i] = q
+		if m.st.rank[i] > 0 {
+			m.Sigma[i] = 1
+		}
+	}
+	km1 := float64(k - 1)
+	it := 0
+	converged := false
+	for it < s.EMIters {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		it++
+		change := 0.0
+		for i := 0; i < n; i++ {
+			r := int(m.st.rank[i])
+			if r == 0 {
+				continue
+			}
+			old := m.Sigma[i]
+			nw := (c[i] + old*float64(k-1-r)) / km1
+			m.Sigma[i] = nw
+			if dd := math.Abs(nw-old) / math.Max(nw, math.SmallestNonzeroFloat64); dd > change {
+				change = dd
+			}
+		}
+		prog(Progress{Stage: "em", Done: it, Total: s.EMIters})
+		if change < s.EMTol {
+			converged = true
+			break
+		}
+	}
+	m.Report.EMIterations = it
+	m.Report.EMConverged = converged
+	m.Report.Sigma = sigmaStats(m.Sigma, false)
+	m.Report.stage("em", t0)
+	prog(Progress{Stage: "em", Done: it, Total: s.EMIters, Final: true})
+	return nil
+}
+
+func sigmaStats(sig []float64, abs bool) *SigmaStats {
+	s := append([]float64(nil), sig...)
+	sort.Float64s(s)
+	st := &SigmaStats{Min: s[0], Max: s[len(s)-1], SampledAsAbs: abs}
+	h := len(s) / 2
+	if len(s)%2 == 1 {
+		st.Median = s[h]
+	} else {
+		st.Median = (s[h-1] + s[h]) / 2
+	}
+	for _, v := range sig {
+		if v <= 0 {
+			st.NonPositive++
+		}
+	}
+	return st
+}

@@ -1,0 +1,2 @@
+// Package knn computes exact, deterministic k-nearest-neighbour graphs with a k-d tree or blocked brute force.
+package knn

@@ -1,0 +1,379 @@
+package knn
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	_ "glle/cgo" // registers OpenBLAS (or gonum under purego) as the kernels backend
+	"glle/kernels"
+)
+
+// oracleRanks returns, for each query row, every training row sorted by (squared distance,
+// index), with distances as plain sums in index order of (a-b)^2 (the self row is dropped
+// when self is set). It is a linear scan with no cleverness.
+func oracleRanks(train []float64, n, d int, q []float64, m int, self bool) ([][]int32, [][]float64) {
+	type pair struct {
+		dist float64
+		j    int32
+	}
+	idx := make([][]int32, m)
+	dist := make([][]float64, m)
+	buf := make([]pair, 0, n)
+	for i := 0; i < m; i++ {
+		buf = buf[:0]
+		for j := 0; j < n; j++ {
+			if self && i == j {
+				continue
+			}
+			s := 0.0
+			for c := 0; c < d; c++ {
+				t := q[i*d+c] - train[j*d+c]
+				s += float64(t * t)
+			}
+			buf = append(buf, pair{s, int32(j)})
+		}
+		slices.SortFunc(buf, func(a, b pair) int {
+			if c := cmp.Compare(a.dist, b.dist); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.j, b.j)
+		})
+		idx[i] = make([]int32, len(buf))
+		dist[i] = make([]float64, len(buf))
+		for p, v := range buf {
+			idx[i][p], dist[i][p] = v.j, v.dist
+		}
+	}
+	return idx, dist
+}
+
+func checkAgainst(t *testing.T, name string, k int, idx []int32, dist []float64, oi [][]int32, od [][]float64) {
+	t.Helper()
+	if len(idx) != len(oi)*k || len(dist) != len(oi)*k {
+		t.Fatalf("%s: result lengths %d/%d, want %d", name, len(idx), len(dist), len(oi)*k)
+	}
+	bad := 0
+	for i := range oi {
+		for p := 0; p < k; p++ {
+			gi, gd := idx[i*k+p], dist[i*k+p]
+			if gi != oi[i][p] || math.Float64bits(gd) != math.Float64bits(od[i][p]) {
+				if bad < 5 {
+					t.Errorf("%s: row %d rank %d: got (%d, %v), want (%d, %v)", name, i, p, gi, gd, oi[i][p], od[i][p])
+				}
+				bad++
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%s: %d mismatches", name, bad)
+	}
+}
+
+func randData(rng *rand.Rand, n, d int) []float64 {
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	return x
+}
+
+func ksFor(n int) []int {
+	var ks []int
+	for _, k := range []int{1, 5, 10, n - 1} {
+		if k >= 1 && k < n && !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+var methods = []Method{KDTree, Brute}
+
+func TestGraphOracle(t *testing.T) {
+	t.Logf("backend %s", kernels.Current().Name())
+	ctx := context.Background()
+	for _, n := range []int{2, 3, 17, 100, 1000, 3000} {
+		for _, d := range []int{1, 2, 3, 5, 16, 17, 64} {
+			if n == 3000 && (d == 5 || d == 16) {
+				continue // keep the suite fast; d=3 and d=17 cover both sides of Auto
+			}
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
+			x := randData(rng, n, d)
+			oi, od := oracleRanks(x, n, d, x, n, true)
+			for _, k := range ksFor(n) {
+				for _, me := range append(methods, Auto) {
+					idx, dist, err := Graph(ctx, x, n, d, k, Options{Method: me, Workers: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkAgainst(t, fmt.Sprintf("n=%d d=%d k=%d %v", n, d, k, me), k, idx, dist, oi, od)
+				}
+			}
+		}
+	}
+}
+
+// tieData builds data with many exact distance ties and duplicated rows: small integer
+// coordinates, with a block of repeated rows.
+func tieData(rng *rand.Rand, n, d, levels int) []float64 {
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = float64(rng.IntN(levels))
+	}
+	// Duplicate every fifth row of the first half into the second half.
+	for i := n / 2; i < n && n >= 2; i += 5 {
+		src := rng.IntN(n / 2)
+		copy(x[i*d:i*d+d], x[src*d:src*d+d])
+	}
+	return x
+}
+
+func TestGraphTiesAndDuplicates(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ n, d, levels int }{
+		{200, 1, 4}, {500, 2, 5}, {1000, 3, 4}, {300, 3, 1}, {600, 5, 3}, {700, 17, 2}, {400, 64, 2},
+	} {
+		rng := rand.New(rand.NewPCG(7, uint64(tc.n*100+tc.d)))
+		x := tieData(rng, tc.n, tc.d, tc.levels)
+		oi, od := oracleRanks(x, tc.n, tc.d, x, tc.n, true)
+		for _, k := range []int{1, 4, 10, 37} {
+			for _, me := range methods {
+				for _, w := range []int{1, 3} {
+					idx, dist, err := Graph(ctx, x, tc.n, tc.d, k, Options{Method: me, Workers: w})
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkAgainst(t, fmt.Sprintf("ties n=%d d=%d lv=%d k=%d %v w=%d", tc.n, tc.d, tc.levels, k, me, w), k, idx, dist, oi, od)
+				}
+			}
+		}
+	}
+}
+
+// TestCancellationStress uses coordinates far from the origin with tiny spread, where
+// ||a||^2 + ||b||^2 - 2a.b loses most digits without centring, and a grid so distances tie.
+func TestGraphOffsetAndScale(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		off, scale float64
+	}{{"offset1e8", 1e8, 1e-3}, {"offset-1e12", -1e12, 1}, {"tiny", 0, 1e-170}, {"huge", 0, 1e200}, {"mixed", 3, 1e5}} {
+		n, d := 600, 20
+		rng := rand.New(rand.NewPCG(11, 12))
+		x := tieData(rng, n, d, 3)
+		for i := range x {
+			x[i] = tc.off + x[i]*tc.scale
+			if tc.name == "mixed" && i%d == 0 {
+				x[i] = rng.NormFloat64() * 1e-6
+			}
+		}
+		oi, od := oracleRanks(x, n, d, x, n, true)
+		for _, me := range methods {
+			idx, dist, err := Graph(ctx, x, n, d, 12, Options{Method: me})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAgainst(t, tc.name+" "+me.String(), 12, idx, dist, oi, od)
+		}
+	}
+}
+
+func TestWorkersIdentical(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range []int{2, 3, 8, 24} {
+		rng := rand.New(rand.NewPCG(3, uint64(d)))
+		n := 40000
+		if d > 16 {
+			n = 3000
+		}
+		x := randData(rng, n, d)
+		for i := 0; i < n*d; i++ { // some ties
+			if i%7 == 0 {
+				x[i] = math.Round(x[i])
+			}
+		}
+		for _, me := range methods {
+			if me == Brute && n > 5000 {
+				continue
+			}
+			ref, refD, err := Graph(ctx, x, n, d, 10, Options{Method: me, Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []int{2, 3, 7} {
+				idx, dist, err := Graph(ctx, x, n, d, 10, Options{Method: me, Workers: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(idx, ref) || !slices.Equal(dist, refD) {
+					t.Fatalf("d=%d %v: workers=%d differs from workers=1", d, me, w)
+				}
+			}
+		}
+	}
+}
+
+func TestQueryOracle(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ n, m, d int }{{1, 5, 3}, {17, 40, 2}, {500, 300, 3}, {1000, 777, 5}, {800, 250, 17}, {300, 200, 64}} {
+		rng := rand.New(rand.NewPCG(5, uint64(tc.n+tc.d)))
+		train := tieData(rng, tc.n, tc.d, 6)
+		q := tieData(rng, tc.m, tc.d, 6)
+		for i := 0; i < tc.m; i += 3 { // some queries coincide with training rows
+			j := rng.IntN(tc.n)
+			copy(q[i*tc.d:i*tc.d+tc.d], train[j*tc.d:j*tc.d+tc.d])
+		}
+		for i := 1; i < tc.m; i += 3 { // some off the grid
+			q[i*tc.d] += rng.Float64()
+		}
+		oi, od := oracleRanks(train, tc.n, tc.d, q, tc.m, false)
+		for _, k := range []int{1, 7, tc.n} {
+			if k > tc.n {
+				continue
+			}
+			for _, me := range append(methods, Auto) {
+				for _, w := range []int{1, 2, 7} {
+					idx, dist, err := Query(ctx, train, tc.n, tc.d, q, tc.m, k, Options{Method: me, Workers: w})
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkAgainst(t, fmt.Sprintf("query n=%d m=%d d=%d k=%d %v w=%d", tc.n, tc.m, tc.d, k, me, w), k, idx, dist, oi, od)
+				}
+			}
+		}
+	}
+	idx, dist, err := Query(ctx, []float64{1, 2}, 1, 2, nil, 0, 1, Options{})
+	if err != nil || len(idx) != 0 || len(dist) != 0 {
+		t.Fatalf("m=0: %v %v %v", idx, dist, err)
+	}
+}
+
+func TestComponents(t *testing.T) {
+	// Two triangles {0,2,4} and {1,3,5}, plus 6 linked to 5 only from 5's side.
+	idx := []int32{
+		2, 4, // 0
+		3, 5, // 1
+		4, 0, // 2
+		1, 5, // 3
+		0, 2, // 4
+		6, 1, // 5
+		5, 5, // 6
+	}
+	count, label := Components(7, 2, idx)
+	if want := []int32{0, 1, 0, 1, 0, 1, 1}; count != 2 || !slices.Equal(label, want) {
+		t.Fatalf("got %d %v, want 2 %v", count, label, want)
+	}
+	// Directed-only edge: 3 -> 0 joins 0's component with 3 (symmetrized).
+	idx = []int32{1, 0, 2, 0} // k=1, n=4: 0->1, 1->0, 2->2 (self), 3->0
+	count, label = Components(4, 1, idx)
+	if want := []int32{0, 0, 1, 0}; count != 2 || !slices.Equal(label, want) {
+		t.Fatalf("got %d %v, want 2 %v", count, label, want)
+	}
+	// Chain in reverse order: one component.
+	n := 1000
+	idx = make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(max(i-1, 0))
+	}
+	if count, _ = Components(n, 1, idx); count != 1 {
+		t.Fatalf("chain: %d components", count)
+	}
+	// A kNN graph of two far-apart clusters.
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := randData(rng, 400, 3)
+	for i := 200 * 3; i < len(x); i++ {
+		x[i] += 100
+	}
+	g, _, err := Graph(context.Background(), x, 400, 3, 5, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count, label = Components(400, 5, g)
+	if count != 2 || label[0] != 0 || label[199] != 0 || label[200] != 1 || label[399] != 1 {
+		t.Fatalf("clusters: %d components, labels %v...", count, label[195:205])
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic on bad index")
+			}
+		}()
+		Components(2, 1, []int32{1, 2})
+	}()
+}
+
+func TestErrors(t *testing.T) {
+	ctx := context.Background()
+	x := []float64{0, 0, 1, 0, 0, 1}
+	for _, tc := range []struct {
+		name    string
+		x       []float64
+		n, d, k int
+		opts    Options
+		want    string
+	}{
+		{"k0", x, 3, 2, 0, Options{}, "k=0"},
+		{"kn", x, 3, 2, 3, Options{}, "k=3"},
+		{"d0", x, 3, 0, 1, Options{}, "d=0"},
+		{"len", x[:5], 3, 2, 1, Options{}, "len(x)"},
+		{"n1", x[:2], 1, 2, 1, Options{}, "n=1"},
+		{"nan", []float64{0, 0, 1, math.NaN(), 0, 1}, 3, 2, 1, Options{}, "row 1"},
+		{"inf", []float64{0, 0, 1, 0, math.Inf(-1), 1}, 3, 2, 1, Options{Method: Brute}, "row 2"},
+		{"method", x, 3, 2, 1, Options{Method: 9}, "method"},
+	} {
+		_, _, err := Graph(ctx, tc.x, tc.n, tc.d, tc.k, tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want mention of %q", tc.name, err, tc.want)
+		}
+	}
+	q := []float64{0, 0, math.NaN(), 1}
+	if _, _, err := Query(ctx, x, 3, 2, q, 2, 1, Options{}); err == nil || !strings.Contains(err.Error(), "row 1 of q") {
+		t.Errorf("query NaN: %v", err)
+	}
+	if _, _, err := Query(ctx, x, 3, 2, q[:2], 1, 4, Options{}); err == nil {
+		t.Error("query k > n accepted")
+	}
+	if _, _, err := Query(ctx, x, 3, 2, q[:3], 1, 1, Options{}); err == nil {
+		t.Error("query bad len(q) accepted")
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	x := randData(rng, 1000, 3)
+	for _, me := range methods {
+		if _, _, err := Graph(ctx, x, 1000, 3, 5, Options{Method: me}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%v pre-cancelled: %v", me, err)
+		}
+	}
+	// Cancel in the middle of long calls.
+	for _, tc := range []struct {
+		n, d int
+		me   Method
+	}{{400000, 3, KDTree}, {30000, 64, Brute}} {
+		x := randData(rng, tc.n, tc.d)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(30*time.Millisecond, cancel)
+		start := time.Now()
+		_, _, err := Graph(ctx, x, tc.n, tc.d, 10, Options{Method: tc.me})
+		el := time.Since(start)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%v: err %v after %v", tc.me, err, el)
+		}
+		if el > 2*time.Second {
+			t.Fatalf("%v: cancellation took %v", tc.me, el)
+		}
+		t.Logf("%v n=%d d=%d cancelled after %v", tc.me, tc.n, tc.d, el)
+		cancel()
+	}
+}

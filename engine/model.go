@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is a fitted LLE or GLLE model: the neighbourhood graph, the mean weights, the
+// per-point covariance parameters and the base embedding. A Model is safe for concurrent
+// use by Generate and Transform.
+type Model struct {
+	// Method, K, Dim and Reg are the settings the model was fitted with (defaults resolved).
+	Method  Method
+	K, Dim  int
+	Reg     float64
+	RegMode RegMode
+	Scaling Scaling
+	// N and D are the shape of the training data.
+	N, D int
+	// X is the training data (N x D), kept for Transform; the caller's matrix is copied.
+	X *mat.Dense
+	// Neighbors holds the k nearest neighbours of every point (N*K, 0-based, row i at
+	// [i*K, (i+1)*K), sorted by distance, self excluded).
+	Neighbors []int32
+	// Weights holds the mean reconstruction weights aligned with Neighbors: the LLE weights
+	// (LLE, EM, Direct, DirectPaper) or E[w_i] of Eq. (25) (EMPaper).
+	Weights []float64
+	// Sigma holds sigma_i of Omega_i = sigma_i I for the EM methods (nil otherwise), exactly
+	// as the method computes it: for EMPaper the raw Eq. (31) value, negative as it may be.
+	Sigma []float64
+	// Embedding is the base embedding (N x Dim): the linear embedding of the mean weights.
+	Embedding *mat.Dense
+	// Eigenvalues are the eigenvalues of M belonging to the columns of Embedding.
+	Eigenvalues []float64
+	// Report describes the fit.
+	Report Report
+
+	st state // per-point factors used by the samplers
+}
+
+// Report describes a fit or a generation: what was computed, how long it took and what
+// needed special handling.
+type Report struct {
+	Method  string `json:"method"`
+	Backend string `json:"backend"`
+	N       int    `json:"n"`
+	D       int    `json:"d"`
+	K       int    `json:"k"`
+	Dim     int    `json:"dim"`
+	Workers int    `json:"workers"`
+
+	// Stages lists every stage in execution order with its wall time.
+	Stages []StageTime `json:"stages"`
+
+	// EMIterations is the number of EM iterations run (EM methods).
+	EMIterations int `json:"em_iterations,omitempty"`
+	// EMConverged reports whether EM reached its tolerance (EM; EMPaper runs a fixed count).
+	EMConverged bool `json:"em_converged,omitempty"`
+	// Sigma summarises sigma_i (EM methods).
+	Sigma *SigmaStats `json:"sigma,omitempty"`
+	// FallbackPoints counts points whose fibre was a single point (r_i = k-1) and that use
+	// the local-PCA fallback (EM).
+	FallbackPoints int `json:"fallback_points,omitempty"`
+	// RegularizedPoints counts points whose direct-sampling matrix was singular and got the
+	// explicit ridge (DirectPaper), or whose Gram matrix was zero (all methods).
+	RegularizedPoints int `json:"regularized_points,omitempty"`
+	// SX2 and SY2 are the maximum-likelihood temperatures s_x^2 and s_y^2 (Direct).
+	SX2 float64 `json:"s_x2,omitempty"`
+	SY2 float64 `json:"s_y2,omitempty"`
+
+	// Eigen describes the linear-embedding eigensolve.
+	Eigen EigenReport `json:"eigen"`
+}
+
+// StageTime is the wall time of one stage.
+type StageTime struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// SigmaStats summarises the EM variances.
+type SigmaStats struct {
+	Min          float64 `json:"min"`
+	Median       float64 `json:"median"`
+	Max          float64 `json:"max"`
+	NonPositive  int     `json:"non_positive"`
+	SampledAsAbs bool    `json:"sampled_as_abs,omitempty"` // non-positive sigma_i are sampled with |sigma_i| (EMPaper)
+}
+
+// EigenReport describes the eigensolve of the linear embedding.
+type EigenReport struct {
+	Solver      string    `json:"solver"`
+	Values      []float64 `json:"values"`
+	Iterations  int       `json:"iterations"`
+	OpApplies   int       `json:"op_applies"`
+	Shift       float64   `json:"shift"`
+	NNZM        int64     `json:"nnz_m,omitempty"`
+	NNZL        int64     `json:"nnz_l,omitempty"`
+	Flops       float64   `json:"flops,omitempty"`
+	Deflated    bool      `json:"deflated"`
+	MaxResidual float64   `json:"max_residual"`
+}
+
+func (r *Report) stage(name string, start time.Time) {
+	r.Stages = append(r.Stages, StageTime{Name: name, Seconds: time.Since(start).Seconds()})
+}

@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"glle/kernels"
+	"glle/parallel"
+)
+
+// pinvRcond is the relative singular-value cutoff of the pseudo-inverses in EMPaper: singular
+// values at or below pinvRcond * s_max count as zero, as numpy.linalg.pinv's default
+// rcond = 1e-15 does in the authors' code.
+const pinvRcond = 1e-15
+
+// paperSVD computes the thin SVD of the raw neighbour matrix X_i (d x k, columns = neighbour
+// coordinates) of point i: it returns the rank r (pinvRcond), and leaves the right singular
+// vectors v_a (k-vectors) in vk[a*k:(a+1)*k], the left ones u_a (d-vectors) in ud[a*d:(a+1)*d]
+// and s_a in ws.e[a], for a < r.
+func paperSVD(ws *work, x []float64, d int, nbr []int32, vk, ud []float64) int {
+	k := ws.k
+	for j, nb := range nbr {
+		copy(ws.z[j*d:(j+1)*d], x[int(nb)*d:int(nb)*d+d])
+	}
+	if d < k {
+		// SVD of X_i^T (k x d): X_i^T = U' S V'^T, so X_i = V' S U'^T.
+		a := ws.z[:k*d]
+		kernels.SVD(a, k, d, ws.e, ws.v)
+		r := rankRcond(ws.e[:d])
+		for q := 0; q < r; q++ {
+			s := ws.e[q]
+			for j := 0; j < k; j++ {
+				vk[q*k+j] = a[j*d+q] / s
+			}
+			for c := 0; c < d; c++ {
+				ud[q*d+c] = ws.v[c*d+q]
+			}
+		}
+		return r
+	}
+	// SVD of X_i (d x k) directly.
+	a := ws.c[:d*k]
+	for c := 0; c < d; c++ {
+		for j := 0; j < k; j++ {
+			a[c*k+j] = ws.z[j*d+c]
+		}
+	}
+	kernels.SVD(a, d, k, ws.e, ws.v)
+	r := rankRcond(ws.e[:k])
+	for q := 0; q < r; q++ {
+		s := ws.e[q]
+		for j := 0; j < k; j++ {
+			vk[q*k+j] = ws.v[j*k+q]
+		}
+		for c := 0; c < d; c++ {
+			ud[q*d+c] = a[c*k+q] / s
+		}
+	}
+	return r
+}
+
+func rankRcond(s []float64) int {
+	if len(s) == 0 || !(s[0] > 0) {
+		return 0
+	}
+	cut := pinvRcond * s[0]
+	r := 0
+	for _, v := range s {
+		if v > cut {
+			r++
+		}
+	}
+	return r
+}
+
+// fitEMPaper runs Alg. 1 exactly as printed, with Omega_i = sigma_i I (Eq. (30)) initialised to
+// I. With the thin SVD X_i = U S V^T:
+//
+//	E[w_i]        = X_i^T (X_i X_i^T)^+ (x_i - mu) = V S^{-1} U^T (x_i - mu)       Eq. (25)
+//	Sigma_{w|x}   = sigma_i (I - V V^T)                                            Eq. (26)
+//	S_1           = (1/n) sum_i [c c^T - 2 X_i E[w_i] c^T + X_i Sigma_{w|x} X_i^T]    Eq. (28), c = x_i - mu
+//	tr S_2        = (1/n) sum_i sigma_i (k - r_i)                                  Eq. (29)
+//	sigma_i       = (tr((X_i X_i^T)^+ S_1) + tr S_2) / (d + k)                     Eq. (31)
+//
+// E[w_i] does not depend on sigma_i, and X_i Sigma_{w|x} X_i^T = sigma_i X_i (I - V V^T) X_i^T
+// vanishes (it only holds singular values below the pseudo-inverse cutoff), so S_1 is computed
+// once; tr((X_i X_i^T)^+ S_1) = sum_a u_a^T S_1 u_a / s_a^2 needs no d x d pseudo-inverse.
+// The weights Alg. 1 samples inside its loop influence no parameter, so the fit does not draw
+// them; Generate does. sigma_i are stored as computed (they come out negative); draws use
+// |sigma_i|, which is what numpy's multivariate_normal does in the authors' code.
+func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress)) error {
+	n, d, k := m.N, m.D, m.K
+	x := m.st.x
+	t0 := time.Now()
+	prog(Progress{Stage: "weights"})
+	mu := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for c := 0; c < d; c++ {
+			mu[c] += x[i*d+c]
+		}
+	}
+	for c := range mu {
+		mu[c] /= float64(n)
+	}
+	rmax := min(d, k)
+	m.st.rmax = rmax
+	m.st.rank = make([]int8, n)
+	m.st.basis = make([]float64, n*k*rmax)
+	m.Weights = make([]float64, n*k)
+	const chunk = 1024
+	nc := parallel.NumChunks(n, chunk)
+	s1part := make([]float64, nc*d*d)
+	ws := make([]*work, parallel.Workers(m.st.workers))
+	uds := make([][]float64, len(ws))
+	vks := make([][]float64, len(ws))
+	for w := range ws {
+		ws[w] = newWork(k, d)
+		uds[w] = make([]float64, d*rmax+2*d)
+		vks[w] = make([]float64, k*rmax)
+	}
+	err := parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, w, ch, lo, hi int) error {
+		wk, ud := ws[w], uds[w]
+		cvec, pc := ud[d*rmax:d*rmax+d], ud[d*rmax+d:]
+		acc := s1part[ch*d*d : (ch+1)*d*d]
+		for i := lo; i < hi; i++ {
+			vk := m.st.basis[i*k*rmax : (i+1)*k*rmax]
+			r := paperSVD(wk, x, d, m.Neighbors[i*k:(i+1)*k], vk, ud)
+			m.st.rank[i] = int8(r)
+			for c := 0; c < d; c++ {
+				cvec[c] = x[i*d+c] - mu[c]
+			}
+			ew := m.Weights[i*k : (i+1)*k]
+			for j := range ew {
+				ew[j] = 0
+			}
+			for c := range pc {
+				pc[c] = 0
+			}
+			for q := 0; q < r; q++ {
+				s := wk.e[q]
+				uq := ud[q*d : (q+1)*d]
+				dot := 0.0
+				for c, v := range uq {
+					dot += v * cvec[c]
+				}
+				// E[w] += v_q (u_q . c) / s_q ; X_i E[w] = U U^T c.
+				for j := 0; j < k; j++ {
+					ew[j] += vk[q*k+j] * dot / s
+				}
+				for c, v := range uq {
+					pc[c] += v * dot
+				}
+			}
+			for a := 0; a < d; a++ {
+				for b := 0; b < d; b++ {
+					acc[a*d+b] += cvec[a]*cvec[b] - 2*pc[a]*cvec[b]
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s1 := make([]float64, d*d)
+	for ch := 0; ch < nc; ch++ {
+		for j, v := range s1part[ch*d*d : (ch+1)*d*d] {
+			s1[j] += v
+		}
+	}
+	for j := range s1 {
+		s1[j] /= float64(n)
+	}
+	// t_i = tr((X_i X_i^T)^+ S_1) = sum_q u_q^T S_1 u_q / s_q^2.
+	tr := make([]float64, n)
+	err = parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, w, ch, lo, hi int) error {
+		wk, ud, tmp := ws[w], uds[w], vks[w]
+		for i := lo; i < hi; i++ {
+			r := paperSVD(wk, x, d, m.Neighbors[i*k:(i+1)*k], tmp, ud)
+			t := 0.0
+			for q := 0; q < r; q++ {
+				s := wk.e[q]
+				uq := ud[q*d : (q+1)*d]
+				quad := 0.0
+				for a := 0; a < d; a++ {
+					row := 0.0
+					for b := 0; b < d; b++ {
+						row += s1[a*d+b] * uq[b]
+					}
+					quad += uq[a] * row
+				}
+				t += quad / (s * s)
+			}
+			tr[i] = t
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	m.Report.stage("weights", t0)
+	prog(Progress{Stage: "weights", Final: true})
+
+	t1 := time.Now()
+	m.Sigma = make([]float64, n)
+	for i := range m.Sigma {
+		m.Sigma[i] = 1
+	}
+	for it := 1; it <= s.EMIters; it++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		trS2 := 0.0
+		for i := 0; i < n; i++ {
+			trS2 += m.Sigma[i] * float64(k-int(m.st.rank[i]))
+		}
+		trS2 /= float64(n)
+		for i := 0; i < n; i++ {
+			m.Sigma[i] = (tr[i] + trS2) / float64(d+k)
+		}
+		prog(Progress{Stage: "em", Done: it, Total: s.EMIters})
+	}
+	m.Report.EMIterations = s.EMIters
+	m.Report.Sigma = sigmaStats(m.Sigma, true)
+	m.Report.stage("em", t1)
+	prog(Progress{Stage: "em", Done: s.EMIters, Total: s.EMIters, Final: true})
+	return nil
+}
+
+// singularRcond is the eigenvalue ratio lambda_min / lambda_max at or below which DirectPaper
+// calls X_i^T X_i + Y_i^T Y_i singular: its inverse would have variances above ~1e12 times the
+// smallest, which is what makes the authors' draws explode.
+const singularRcond = 1e-12
+
+// directPaperPoint computes the eigendecomposition of A_i = X_i^T X_i + Y_i^T Y_i + ridge I
+// (Eq. (36), raw coordinates) into ws.e (descending) and ws.v, and reports whether A_i without
+// the ridge is singular.
+func directPaperPoint(ws *work, x []float64, d int, y []float64, p int, nbr []int32, ridge float64) (singular bool) {
+	k := ws.k
+	for j, nb := range nbr {
+		copy(ws.z[j*d:(j+1)*d], x[int(nb)*d:int(nb)*d+d])
+	}
+	kernels.Gram(ws.a, ws.z, k, d)
+	for j, nb := range nbr {
+		copy(ws.z[j*p:(j+1)*p], y[int(nb)*p:int(nb)*p+p])
+	}
+	kernels.Gram(ws.g, ws.z, k, p)
+	for j := 0; j < k*k; j++ {
+		ws.a[j] += ws.g[j]
+	}
+	for j := 0; j < k; j++ {
+		ws.a[j*k+j] += ridge
+	}
+	kernels.SymEigen(ws.a, k, ws.e, ws.v)
+	lmax, lmin := ws.e[0]-ridge, ws.e[k-1]-ridge
+	return !(lmin > singularRcond*lmax)
+}
+
+// fitDirectPaper computes the factors of Alg. 2 as printed: Gamma_i = (X_i^T X_i + Y_i^T Y_i)^{-1}
+// (Eq. (36)) and w_i ~ N(w_i^LLE, Gamma_i) (Eq. (37)), Y the LLE embedding. Draws use the
+// symmetric square root Gamma_i^{1/2} = U D^{-1/2} U^T.
+func (m *Model) fitDirectPaper(ctx context.Context, s Settings, prog func(Progress)) error {
+	n, d, k, p := m.N, m.D, m.K, m.Dim
+	t0 := time.Now()
+	prog(Progress{Stage: "direct"})
+	y := m.Embedding.RawMatrix().Data
+	m.st.sqrt = make([]float64, n*k*k)
+	part := make([]int, parallel.Workers(m.st.workers))
+	first := make([]int, len(part))
+	err := parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
+		ws := newWork(k, max(d, p))
+		first[w] = -1
+		for i := lo; i < hi; i++ {
+			if directPaperPoint(ws, m.st.x, d, y, p, m.Neighbors[i*k:(i+1)*k], s.DirectRidge) {
+				if part[w] == 0 {
+					first[w] = i
+				}
+				part[w]++
+			}
+			symSqrtInv(m.st.sqrt[i*k*k:(i+1)*k*k], ws.e, ws.v, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	bad, ex := 0, -1
+	for w, c := range part {
+		if c > 0 && ex < 0 {
+			ex = first[w]
+		}
+		bad += c
+	}
+	m.Report.RegularizedPoints = bad
+	if bad > 0 && s.DirectRidge == 0 {
+		return &DegenerateError{Kind: "singular-gamma", Count: bad, Example: ex,
+			Msg: fmt.Sprintf("direct-paper: X_i^T X_i + Y_i^T Y_i is singular for %d of %d points (e.g. point %d; it has rank <= d + p = %d < k = %d): pass an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", bad, n, ex, d+p, k)}
+	}
+	m.Report.stage("direct", t0)
+	prog(Progress{Stage: "direct", Final: true})
+	return nil
+}
+
+// symSqrtInv writes U diag(e^{-1/2}) U^T (k x k) for eigenvalues e and eigenvectors v
+// (columns); non-positive eigenvalues contribute nothing.
+func symSqrtInv(dst, e, v []float64, k int) {
+	for a := 0; a < k; a++ {
+		for b := 0; b <= a; b++ {
+			s := 0.0
+			for q := 0; q < k; q++ {
+				if e[q] > 0 {
+					s += v[a*k+q] * v[b*k+q] / math.Sqrt(e[q])
+				}
+			}
+			dst[a*k+b], dst[b*k+a] = s, s
+		}
+	}
+}
+
+// gammaFromEigen writes U diag(1/e) U^T (k x k) for eigenvalues e and eigenvectors v (columns):
+// Gamma_i of Eq. (36) from directPaperPoint's decomposition.
+func gammaFromEigen(dst, e, v []float64, k int) {
+	for a := 0; a < k; a++ {
+		for b := 0; b <= a; b++ {
+			s := 0.0
+			for q := 0; q < k; q++ {
+				if e[q] > 0 {
+					s += v[a*k+q] * v[b*k+q] / e[q]
+				}
+			}
+			dst[a*k+b], dst[b*k+a] = s, s
+		}
+	}
+}

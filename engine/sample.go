@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"gonum.org/v1/gonum/mat"
+
+	"context"
+	"fmt"
+	"math"
+
+	"glle/kernels"
+)
+
+// drawPoint writes one draw of point i's weights with covariance scale a into dst (length k),
+// using ws.xi and ws.x1 as scratch. Every draw is basis independent: a projector (EM), a fixed
+// Householder basis with a Cholesky factor (Direct) or a symmetric square root (DirectPaper)
+// times standard normals, never an eigenvector basis.
+func (m *Model) drawPoint(ws *work, i int, st *kernels.Stream, a float64, dst []float64) {
+	k := m.K
+	mean := m.Weights[i*k : (i+1)*k]
+	switch m.Method {
+	case EM, EMPaper:
+		r := int(m.st.rank[i])
+		xi := ws.xi[:k]
+		st.Normals(xi)
+		basis := m.st.basis[i*k*m.st.rmax : (i+1)*k*m.st.rmax]
+		sig := m.Sigma[i]
+		if m.Method == EM {
+			projectFibre(xi, basis, k, r) // Pi_i xi
+		} else {
+			sig = math.Abs(sig)
+			for q := 0; q < r; q++ { // (I - V V^T) xi
+				v := basis[q*k : (q+1)*k]
+				s := 0.0
+				for j, b := range v {
+					s += b * xi[j]
+				}
+				for j, b := range v {
+					xi[j] -= s * b
+				}
+			}
+		}
+		f := math.Sqrt(a * sig)
+		for j := range dst[:k] {
+			dst[j] = mean[j] + f*xi[j]
+		}
+	case Direct:
+		km1 := k - 1
+		z := ws.x2[:km1]
+		st.Normals(z)
+		stride := km1 * k / 2
+		ltSolvePacked(m.st.chol[i*stride:(i+1)*stride], km1, z)
+		u := ws.xi[:k]
+		m.st.perp.FromPerp(u, z)
+		f := math.Sqrt(a)
+		for j := range dst[:k] {
+			dst[j] = mean[j] + f*u[j]
+		}
+	case DirectPaper:
+		xi := ws.xi[:k]
+		st.Normals(xi)
+		sq := m.st.sqrt[i*k*k : (i+1)*k*k]
+		f := math.Sqrt(a)
+		for j := 0; j < k; j++ {
+			s := 0.0
+			for q, v := range sq[j*k : (j+1)*k] {
+				s += v * xi[q]
+			}
+			dst[j] = mean[j] + f*s
+		}
+	default:
+		copy(dst[:k], mean)
+	}
+}
+
+func checkScale(a float64) error {
+	if !(a >= 0) || math.IsInf(a, 0) {
+		return inputErr("covariance scale %v: must be a non-negative finite number", a)
+	}
+	return nil
+}
+
+// SampleWeights draws the weights of every point for one generation with covariance scale a
+// into dst (length N*K, aligned with Neighbors). Point i's draw depends only on
+// (seed, generation, i).
+func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, generation int, a float64) error {
+	if err := checkScale(a); err != nil {
+		return err
+	}
+	if generation < 0 {
+		return inputErr("generation %d: must be non-negative", generation)
+	}
+	if len(dst) != m.N*m.K {
+		return inputErr("weights buffer has length %d, want N*K = %d", len(dst), m.N*m.K)
+	}
+	return forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			st := kernels.NewStream(seed, generation, i)
+			m.drawPoint(ws, i, &st, a, dst[i*m.K:(i+1)*m.K])
+		}
+		return nil
+	})
+}
+
+// Generate draws new weights from the fitted distributions with covariance scale a (Section
+// VI-C: a Omega_i or a Gamma_i) and returns their linear embedding (N x Dim) and a report of the
+// eigensolve. Draws come from a counter-based stream keyed by (seed, generation, point), so the
+// result does not depend on the worker count or on which other generations were drawn. The
+// eigensolver is warm-started from the base embedding and reuses the fit's symbolic analysis.
+func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a float64) (*mat.Dense, *Report, error) {
+	if !m.Method.Generative() {
+		return nil, nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
+	}
+	w := make([]float64, m.N*m.K)
+	if err := m.SampleWeights(ctx, w, seed, generation, a); err != nil {
+		return nil, nil, err
+	}
+	rep := &Report{Method: m.Method.String(), Backend: kernels.Current().Name(), N: m.N, D: m.D, K: m.K, Dim: m.Dim, Workers: m.st.workers}
+	Y, vals, er, err := m.st.emb.embed(ctx, w, m.Embedding, func(Progress) {}, rep)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generation %d: %w", generation, err)
+	}
+	er.Values = vals
+	rep.Eigen = er
+	return Y, rep, nil
+}

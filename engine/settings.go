@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Method selects the weight model of a fit.
+type Method int
+
+const (
+	// LLE is classic locally linear embedding (paper Eqs. (7)-(9) and Section V).
+	LLE Method = iota
+	// EM is GLLE with the EM algorithm (Alg. 1) in its sound "fibre" form: the paper's prior
+	// N(0, sigma_i I) restricted to the sum-to-one plane and the noise-free likelihood applied to
+	// the LLE reconstruction; posterior N(w_i^LLE, sigma_i Pi_i).
+	EM
+	// Direct is GLLE with direct sampling (Alg. 2) with maximum-likelihood temperatures:
+	// w_i ~ N(w_i^LLE, Gamma_i), Gamma_i the sum-to-one conditioned inverse of
+	// G_i/s_x^2 + V_i^T V_i/s_y^2 + (R_i/s_x^2) I.
+	Direct
+	// EMPaper is Alg. 1 exactly as printed (Eqs. (25)-(33)): raw neighbour coordinates, the
+	// global mean, Omega_i = sigma_i I initialised to I, a fixed number of iterations. Its sigma_i
+	// come out negative; draws use |sigma_i| (what the authors' code effectively does).
+	EMPaper
+	// DirectPaper is Alg. 2 exactly as printed: Gamma_i = (X_i^T X_i + Y_i^T Y_i)^{-1} (Eq. (36))
+	// with raw coordinates. Singular matrices are an error unless Settings.DirectRidge > 0.
+	DirectPaper
+)
+
+var methodNames = [...]string{"lle", "em", "direct", "em-paper", "direct-paper"}
+
+// String returns the method's command-line name.
+func (m Method) String() string {
+	if m >= 0 && int(m) < len(methodNames) {
+		return methodNames[m]
+	}
+	return fmt.Sprintf("Method(%d)", int(m))
+}
+
+// ParseMethod parses a command-line method name (lle, em, direct, em-paper, direct-paper).
+func ParseMethod(s string) (Method, error) {
+	for i, n := range methodNames {
+		if strings.EqualFold(s, n) {
+			return Method(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown method %q: use one of %s", s, strings.Join(methodNames[:], ", "))
+}
+
+// Generative reports whether the method draws stochastic weights.
+func (m Method) Generative() bool { return m != LLE }
+
+// RegMode says how Settings.Reg turns into the ridge R_i added to G_i.
+type RegMode int
+
+const (
+	// RegTrace (default): R_i = Reg * tr(G_i), or Reg when tr(G_i) = 0 (scikit-learn's convention).
+	RegTrace RegMode = iota
+	// RegAbsolute: R_i = Reg (the authors' code, Reg = 1e-7).
+	RegAbsolute
+)
+
+// Scaling selects the normalisation of the returned embedding.
+type Scaling int
+
+const (
+	// UnitNorm (default): unit-norm eigenvectors, as scikit-learn and the authors' code return.
+	UnitNorm Scaling = iota
+	// PaperScaling: (1/n) Y^T Y = I, the constraint of Eq. (38), i.e. eigenvectors times sqrt(n).
+	PaperScaling
+)
+
+// Solver selects the linear-embedding eigensolver.
+type Solver int
+
+const (
+	// SolverAuto (default): the sparse shift-invert Lanczos solver.
+	SolverAuto Solver = iota
+	// SolverSparse: sparse Cholesky + shift-invert Lanczos.
+	SolverSparse
+	// SolverDense: dense Cholesky of M - sigma I with block inverse iteration; O(n^3), n <= 5000.
+	SolverDense
+)
+
+// Settings configures Fit. The zero value is a valid configuration (classic LLE, k = 10, p = 2).
+type Settings struct {
+	// Method is the weight model. Default LLE.
+	Method Method
+	// K is the number of neighbours. Default 10.
+	K int
+	// Dim is the embedding dimension p. Default 2.
+	Dim int
+	// Reg is the LLE ridge parameter. Default 1e-3 with RegTrace, 1e-7 with RegAbsolute.
+	Reg float64
+	// RegMode is how Reg is applied. Default RegTrace. The paper modes keep this setting too:
+	// set RegAbsolute with Reg = 1e-7 to reproduce the authors' LLE.
+	RegMode RegMode
+	// EMIters is the number of EM iterations. EMPaper runs exactly this many (default 10);
+	// EM runs at most this many (default 200) and stops earlier when the largest relative
+	// change of sigma_i falls below EMTol.
+	EMIters int
+	// EMTol is the convergence tolerance of the EM method. Default 1e-10.
+	EMTol float64
+	// DirectRidge is an explicit ridge added to X_i^T X_i + Y_i^T Y_i by DirectPaper.
+	// Default 0: singular matrices make the fit fail with a *DegenerateError.
+	DirectRidge float64
+	// Scaling is the embedding normalisation. Default UnitNorm.
+	Scaling Scaling
+	// Solver is the eigensolver. Default SolverAuto (sparse).
+	Solver Solver
+	// Workers is the number of worker goroutines. Default runtime.GOMAXPROCS(0).
+	// Results are bit-identical for every value.
+	Workers int
+	// Seed keys the random draws made during the fit (EMPaper samples weights in every
+	// iteration, as Alg. 1 does). Default 0. Generations take their own seed.
+	Seed uint64
+	// Progress, when not nil, is called at the start and end of every stage.
+	Progress func(Progress)
+}
+
+// Progress reports the state of a long run.
+type Progress struct {
+	Stage string // "knn", "weights", "em", "assemble", "factor", "eigensolve", "generate"
+	Done  int    // units done (EM iterations, generations); 0 at a stage's start
+	Total int    // units in all, or 0 when the stage has no count
+	Final bool   // the stage has finished
+}
+
+// withDefaults returns s with zero fields replaced by their documented defaults.
+func (s Settings) withDefaults() Settings {
+	if s.K == 0 {
+		s.K = 10
+	}
+	if s.Dim == 0 {
+		s.Dim = 2
+	}
+	if s.Reg == 0 {
+		if s.RegMode == RegAbsolute {
+			s.Reg = 1e-7
+		} else {
+			s.Reg = 1e-3
+		}
+	}
+	if s.EMIters == 0 {
+		if s.Method == EMPaper {
+			s.EMIters = 10
+		} else {
+			s.EMIters = 200
+		}
+	}
+	if s.EMTol == 0 {
+		s.EMTol = 1e-10
+	}
+	return s
+}

@@ -1,0 +1,268 @@
+package kernels
+
+import "math"
+
+// The routines in this file work on small dense row-major matrices (k x k with k around 10)
+// in plain Go, allocation-free: at these sizes a cgo call into OpenBLAS costs more than the
+// arithmetic, so both builds use them.
+
+// NeighborOffsets writes Z (k x d, row-major) with row j = x[nbr[j]] - x[i] for the points of
+// the row-major data x (n x d). Z's rows are the columns of the paper's (X_i - x_i 1^T).
+func NeighborOffsets(z []float64, x []float64, d, i int, nbr []int32) {
+	k := len(nbr)
+	if len(z) < k*d {
+		panic("kernels: offsets buffer too short")
+	}
+	xi := x[i*d : i*d+d]
+	for j, nb := range nbr {
+		xj := x[int(nb)*d : int(nb)*d+d]
+		zj := z[j*d : j*d+d]
+		for c := range zj {
+			zj[c] = xj[c] - xi[c]
+		}
+	}
+}
+
+// Gram writes G = Z Z^T (k x k, full symmetric) for Z k x d row-major. With Z from
+// NeighborOffsets this is G_i of paper Eq. (8).
+func Gram(g []float64, z []float64, k, d int) {
+	if len(g) < k*k || len(z) < k*d {
+		panic("kernels: gram shape mismatch")
+	}
+	for a := 0; a < k; a++ {
+		za := z[a*d : a*d+d]
+		for b := 0; b <= a; b++ {
+			zb := z[b*d : b*d+d]
+			s := 0.0
+			for c, v := range za {
+				s += v * zb[c]
+			}
+			g[a*k+b] = s
+			g[b*k+a] = s
+		}
+	}
+}
+
+// Trace returns the trace of the k x k matrix a.
+func Trace(a []float64, k int) float64 {
+	s := 0.0
+	for i := 0; i < k; i++ {
+		s += a[i*k+i]
+	}
+	return s
+}
+
+// Cholesky factors the symmetric positive definite k x k matrix a in place: on return its
+// lower triangle holds L with a = L L^T (the strict upper triangle is left as it was).
+// It returns false, leaving a partly overwritten, when a pivot is not positive.
+func Cholesky(a []float64, k int) bool {
+	if len(a) < k*k {
+		panic("kernels: cholesky shape mismatch")
+	}
+	for j := 0; j < k; j++ {
+		rj := a[j*k : j*k+j+1]
+		s := rj[j]
+		for c := 0; c < j; c++ {
+			s -= rj[c] * rj[c]
+		}
+		if !(s > 0) {
+			return false
+		}
+		ljj := math.Sqrt(s)
+		rj[j] = ljj
+		inv := 1 / ljj
+		for i := j + 1; i < k; i++ {
+			ri := a[i*k : i*k+j+1]
+			t := ri[j]
+			for c := 0; c < j; c++ {
+				t -= ri[c] * rj[c]
+			}
+			ri[j] = t * inv
+		}
+	}
+	return true
+}
+
+// CholSolve overwrites b with (L L^T)^{-1} b for the factor from Cholesky.
+func CholSolve(l []float64, k int, b []float64) {
+	if len(l) < k*k || len(b) < k {
+		panic("kernels: cholsolve shape mismatch")
+	}
+	for i := 0; i < k; i++ { // L y = b
+		ri := l[i*k : i*k+i]
+		s := b[i]
+		for c, v := range ri {
+			s -= v * b[c]
+		}
+		b[i] = s / l[i*k+i]
+	}
+	LTSolve(l, k, b)
+}
+
+// LTSolve overwrites b with L^{-T} b for the lower-triangular L stored in l (k x k).
+func LTSolve(l []float64, k int, b []float64) {
+	for i := k - 1; i >= 0; i-- {
+		s := b[i]
+		for r := i + 1; r < k; r++ {
+			s -= l[r*k+i] * b[r]
+		}
+		b[i] = s / l[i*k+i]
+	}
+}
+
+// SymEigen computes the eigendecomposition a = V diag(w) V^T of the symmetric n x n matrix a
+// by the cyclic Jacobi method. On return w holds the eigenvalues in descending order and v
+// (n x n, row-major) the matching orthonormal eigenvectors in its columns; a is destroyed.
+// Jacobi is accurate to full relative precision for the small matrices it is meant for.
+func SymEigen(a []float64, n int, w, v []float64) {
+	if len(a) < n*n || len(w) < n || len(v) < n*n {
+		panic("kernels: symeigen shape mismatch")
+	}
+	for i := 0; i < n*n; i++ {
+		v[i] = 0
+	}
+	for i := 0; i < n; i++ {
+		v[i*n+i] = 1
+	}
+	for sweep := 0; sweep < 60; sweep++ {
+		off := 0.0
+		diag := 0.0
+		for p := 0; p < n; p++ {
+			diag += a[p*n+p] * a[p*n+p]
+			for q := p + 1; q < n; q++ {
+				off += a[p*n+q] * a[p*n+q]
+			}
+		}
+		if off == 0 || off <= 1e-34*diag {
+			break
+		}
+		for p := 0; p < n-1; p++ {
+			for q := p + 1; q < n; q++ {
+				apq := a[p*n+q]
+				if apq == 0 {
+					continue
+				}
+				app, aqq := a[p*n+p], a[q*n+q]
+				// Skip rotations that cannot change the diagonal at working precision.
+				if math.Abs(apq) < 1e-18*math.Sqrt(math.Abs(app*aqq)) {
+					a[p*n+q], a[q*n+p] = 0, 0
+					continue
+				}
+				theta := (aqq - app) / (2 * apq)
+				t := 1 / (math.Abs(theta) + math.Sqrt(theta*theta+1))
+				if theta < 0 {
+					t = -t
+				}
+				c := 1 / math.Sqrt(t*t+1)
+				s := t * c
+				for r := 0; r < n; r++ {
+					arp, arq := a[r*n+p], a[r*n+q]
+					a[r*n+p] = c*arp - s*arq
+					a[r*n+q] = s*arp + c*arq
+				}
+				for r := 0; r < n; r++ {
+					apr, aqr := a[p*n+r], a[q*n+r]
+					a[p*n+r] = c*apr - s*aqr
+					a[q*n+r] = s*apr + c*aqr
+				}
+				a[p*n+q], a[q*n+p] = 0, 0
+				for r := 0; r < n; r++ {
+					vrp, vrq := v[r*n+p], v[r*n+q]
+					v[r*n+p] = c*vrp - s*vrq
+					v[r*n+q] = s*vrp + c*vrq
+				}
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		w[i] = a[i*n+i]
+	}
+	sortDescending(w, v, n, n)
+}
+
+// sortDescending sorts w (length m) in descending order and permutes the first m columns of
+// the rows x m-strided matrix v alike (insertion sort: m is small).
+func sortDescending(w, v []float64, rows, m int) {
+	for i := 1; i < m; i++ {
+		for j := i; j > 0 && w[j] > w[j-1]; j-- {
+			w[j], w[j-1] = w[j-1], w[j]
+			for r := 0; r < rows; r++ {
+				v[r*m+j], v[r*m+j-1] = v[r*m+j-1], v[r*m+j]
+			}
+		}
+	}
+}
+
+// SVD computes the thin singular value decomposition of the m x n matrix a (row-major,
+// m >= n) by one-sided Jacobi (Hestenes): on return the columns of a hold U diag(s), s the
+// singular values in descending order and v (n x n) the right singular vectors in its
+// columns. One-sided Jacobi computes small singular values to high relative accuracy, so rank
+// decisions made on s match LAPACK's SVD.
+func SVD(a []float64, m, n int, s, v []float64) {
+	if m < n || len(a) < m*n || len(s) < n || len(v) < n*n {
+		panic("kernels: svd shape mismatch")
+	}
+	for i := 0; i < n*n; i++ {
+		v[i] = 0
+	}
+	for i := 0; i < n; i++ {
+		v[i*n+i] = 1
+	}
+	for sweep := 0; sweep < 60; sweep++ {
+		rotated := false
+		for p := 0; p < n-1; p++ {
+			for q := p + 1; q < n; q++ {
+				alpha, beta, gamma := 0.0, 0.0, 0.0
+				for r := 0; r < m; r++ {
+					ap, aq := a[r*n+p], a[r*n+q]
+					alpha += ap * ap
+					beta += aq * aq
+					gamma += ap * aq
+				}
+				if gamma == 0 || math.Abs(gamma) <= 1e-16*math.Sqrt(alpha*beta) {
+					continue
+				}
+				rotated = true
+				zeta := (beta - alpha) / (2 * gamma)
+				t := 1 / (math.Abs(zeta) + math.Sqrt(1+zeta*zeta))
+				if zeta < 0 {
+					t = -t
+				}
+				c := 1 / math.Sqrt(1+t*t)
+				sn := c * t
+				for r := 0; r < m; r++ {
+					ap, aq := a[r*n+p], a[r*n+q]
+					a[r*n+p] = c*ap - sn*aq
+					a[r*n+q] = sn*ap + c*aq
+				}
+				for r := 0; r < n; r++ {
+					vp, vq := v[r*n+p], v[r*n+q]
+					v[r*n+p] = c*vp - sn*vq
+					v[r*n+q] = sn*vp + c*vq
+				}
+			}
+		}
+		if !rotated {
+			break
+		}
+	}
+	for j := 0; j < n; j++ {
+		t := 0.0
+		for r := 0; r < m; r++ {
+			t += a[r*n+j] * a[r*n+j]
+		}
+		s[j] = math.Sqrt(t)
+	}
+	// Sort s descending, permuting the columns of a and v.
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && s[j] > s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+			for r := 0; r < m; r++ {
+				a[r*n+j], a[r*n+j-1] = a[r*n+j-1], a[r*n+j]
+			}
+			for r := 0; r < n; r++ {
+				v[r*n+j], v[r*n+j-1] = v[r*n+j-1], v[r*n+j]
+			}
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSPD(rng *rand.Rand, k int) []float64 {
+	z := make([]float64, k*(k+3))
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	g := make([]float64, k*k)
+	Gram(g, z, k, k+3)
+	return g
+}
+
+func TestCholeskySolve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range []int{1, 2, 3, 10, 17, 32} {
+		a := randSPD(rng, k)
+		orig := append([]float64(nil), a...)
+		x := make([]float64, k)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		b := make([]float64, k)
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				b[i] += orig[i*k+j] * x[j]
+			}
+		}
+		if !Cholesky(a, k) {
+			t.Fatalf("k=%d: SPD matrix rejected", k)
+		}
+		CholSolve(a, k, b)
+		for i := range x {
+			// Wishart matrices with k+3 dof have condition numbers up to ~1e4: 1e-9 leaves room.
+			if math.Abs(b[i]-x[i]) > 1e-9*(1+math.Abs(x[i])) {
+				t.Fatalf("k=%d: x[%d]=%v want %v", k, i, b[i], x[i])
+			}
+		}
+	}
+	neg := []float64{1, 2, 2, 1}
+	if Cholesky(neg, 2) {
+		t.Fatal("indefinite matrix accepted")
+	}
+}
+
+func TestSymEigenResidual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 3, 4, 10, 20} {
+		a := randSPD(rng, n)
+		// Make a repeated eigenvalue pair half of the time via a rank deficiency.
+		orig := append([]float64(nil), a...)
+		w := make([]float64, n)
+		v := make([]float64, n*n)
+		SymEigen(a, n, w, v)
+		norm := 0.0
+		for _, x := range orig {
+			norm = math.Max(norm, math.Abs(x))
+		}
+		for j := 0; j < n; j++ {
+			if j > 0 && w[j] > w[j-1] {
+				t.Fatalf("n=%d: eigenvalues not descending: %v", n, w)
+			}
+			for i := 0; i < n; i++ {
+				r := -w[j] * v[i*n+j]
+				for c := 0; c < n; c++ {
+					r += orig[i*n+c] * v[c*n+j]
+				}
+				if math.Abs(r) > 1e-12*norm*float64(n) { // backward-stable Jacobi: O(n eps ||A||)
+					t.Fatalf("n=%d: residual %v", n, r)
+				}
+			}
+			for l := 0; l < n; l++ {
+				d := 0.0
+				for i := 0; i < n; i++ {
+					d += v[i*n+j] * v[i*n+l]
+				}
+				want := 0.0
+				if l == j {
+					want = 1
+				}
+				if math.Abs(d-want) > 1e-13 {
+					t.Fatalf("n=%d: V not orthonormal (%d,%d)=%v", n, j, l, d)
+				}
+			}
+		}
+	}
+}
+
+func TestSVD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, dims := range [][2]int{{1, 1}, {3, 3}, {10, 3}, {64, 10}, {10, 10}} {
+		m, n := dims[0], dims[1]
+		a := make([]float64, m*n)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		// Rank-deficient variant: make the last column a copy of the first.
+		if n > 2 {
+			for r := 0; r < m; r++ {
+				a[r*n+n-1] = a[r*n]
+			}
+		}
+		orig := append([]float64(nil), a...)
+		s := make([]float64, n)
+		v := make([]float64, n*n)
+		SVD(a, m, n, s, v)
+		// a now holds U S; check U S V^T = orig.
+		for r := 0; r < m; r++ {
+			for c := 0; c < n; c++ {
+				x := 0.0
+				for j := 0; j < n; j++ {
+					x += a[r*n+j] * v[c*n+j]
+				}
+				if math.Abs(x-orig[r*n+c]) > 1e-12*float64(m) {
+					t.Fatalf("%dx%d: reconstruction error %v", m, n, x-orig[r*n+c])
+				}
+			}
+		}
+		if n > 2 && s[n-1] > 1e-14*s[0] {
+			t.Fatalf("%dx%d: rank deficiency missed, s=%v", m, n, s)
+		}
+	}
+}
+
+func TestPerp(t *testing.T) {
+	for _, k := range []int{2, 3, 10, 16} {
+		p := NewPerp(k)
+		tmp := make([]float64, k*k)
+		// Q's columns are orthonormal and orthogonal to 1.
+		q := make([]float64, k*(k-1))
+		z := make([]float64, k-1)
+		col := make([]float64, k)
+		for j := 0; j < k-1; j++ {
+			for i := range z {
+				z[i] = 0
+			}
+			z[j] = 1
+			p.FromPerp(col, z)
+			sum := 0.0
+			for i := 0; i < k; i++ {
+				q[i*(k-1)+j] = col[i]
+				sum += col[i]
+			}
+			if math.Abs(sum) > 1e-14 {
+				t.Fatalf("k=%d: column %d not in 1-perp (sum %v)", k, j, sum)
+			}
+		}
+		for a := 0; a < k-1; a++ {
+			for b := 0; b < k-1; b++ {
+				d := 0.0
+				for i := 0; i < k; i++ {
+					d += q[i*(k-1)+a] * q[i*(k-1)+b]
+				}
+				want := 0.0
+				if a == b {
+					want = 1
+				}
+				if math.Abs(d-want) > 1e-14 {
+					t.Fatalf("k=%d: Q^T Q (%d,%d)=%v", k, a, b, d)
+				}
+			}
+		}
+		// Restrict equals Q^T A Q computed explicitly; ToPerp inverts FromPerp.
+		rng := rand.New(rand.NewPCG(uint64(k), 7))
+		a := randSPD(rng, k)
+		r := make([]float64, (k-1)*(k-1))
+		p.Restrict(r, a, tmp)
+		for x := 0; x < k-1; x++ {
+			for y := 0; y < k-1; y++ {
+				want := 0.0
+				for i := 0; i < k; i++ {
+					for j := 0; j < k; j++ {
+						want += q[i*(k-1)+x] * a[i*k+j] * q[j*(k-1)+y]
+					}
+				}
+				if math.Abs(r[x*(k-1)+y]-want) > 1e-11*(1+math.Abs(want)) {
+					t.Fatalf("k=%d: restrict (%d,%d)=%v want %v", k, x, y, r[x*(k-1)+y], want)
+				}
+			}
+		}
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		p.FromPerp(col, z)
+		back := make([]float64, k-1)
+		p.ToPerp(back, col, tmp)
+		for i := range z {
+			if math.Abs(back[i]-z[i]) > 1e-14 {
+				t.Fatalf("k=%d: ToPerp(FromPerp(z)) != z", k)
+			}
+		}
+	}
+}
+
+func TestStreamDeterministicAndNormal(t *testing.T) {
+	a, b := NewStream(7, 3, 11), NewStream(7, 3, 11)
+	for i := 0; i < 100; i++ {
+		if a.Uint64() != b.Uint64() {
+			t.Fatal("same key, different output")
+		}
+	}
+	c := NewStream(7, 3, 12)
+	d := NewStream(7, 4, 11)
+	if x := NewStream(7, 3, 11); x.Uint64() == c.Uint64() || x.Uint64() == d.Uint64() {
+		t.Fatal("different keys give the same first output")
+	}
+	const n = 200000
+	s := NewStream(1, 0, 0)
+	buf := make([]float64, 10)
+	sum, sum2, sum4 := 0.0, 0.0, 0.0
+	for i := 0; i < n/10; i++ {
+		s.Normals(buf)
+		for _, v := range buf {
+			sum += v
+			sum2 += v * v
+			sum4 += v * v * v * v
+		}
+	}
+	mean := sum / n
+	vari := sum2/n - mean*mean
+	kurt := sum4 / n
+	// Standard errors at n = 2e5: mean 0.0022, variance 0.0032, fourth moment 0.022; 5 sigma.
+	if math.Abs(mean) > 0.011 || math.Abs(vari-1) > 0.016 || math.Abs(kurt-3) > 0.11 {
+		t.Fatalf("normal moments off: mean %v var %v m4 %v", mean, vari, kurt)
+	}
+}
