@@ -1,17 +1,9 @@
 package engine
 
 import (
-	"context"
-	"errors"
-
 	"gonum.org/v1/gonum/mat"
 )
 
-
-// Transform embeds new points (one per row) with LLE weights on their k nearest training points.
-func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, error) {
-	return nil, errors.New("engine: not implemented yet")
-}
 
 // Saved is what a saved model holds; Restore turns it back into a Model.
 type Saved struct {
@@ -20,6 +12,7 @@ type Saved struct {
 	Reg         float64
 	RegMode     RegMode
 	Scaling     Scaling
+	DirectRidge float64
 	X           *mat.Dense
 	Neighbors   []int32
 	Weights     []float64
@@ -28,8 +21,9 @@ type Saved struct {
 	Eigenvalues []float64
 }
 
-// Restore rebuilds a Model from saved parts, recomputing the per-point factors, and checks
-// that the parts are consistent.
-func Restore(ctx context.Context, s Saved, workers int) (*Model, error) {
-	return nil, errors.New("engine: not implemented yet")
+// Saved returns the parts of m that Restore needs.
+func (m *Model) Saved() Saved {
+	return Saved{Method: m.Method, K: m.K, Dim: m.Dim, Reg: m.Reg, RegMode: m.RegMode, Scaling: m.Scaling,
+		DirectRidge: m.directRidge, X: m.X, Neighbors: m.Neighbors, Weights: m.Weights, Sigma: m.Sigma,
+		Embedding: m.Embedding, Eigenvalues: m.Eigenvalues}
 }

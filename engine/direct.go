@@ -101,10 +101,10 @@ func residual2(v []float64, d, i int, nbr []int32, w []float64) float64 {
 // Q^T A_i Q into dst. It returns false when the factorization fails.
 func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, y []float64, p, i int, nbr []int32, reg float64, mode RegMode, sx2, sy2 float64, dst []float64) bool {
 	k := ws.k
-	kernels.NeighborOffsets(ws.z, x, d, i, nbr)
+	kernels.NeighborOffsets(ws.z, x, d, x[i*d:(i+1)*d], nbr)
 	kernels.Gram(ws.g, ws.z, k, d)
 	r := ridge(kernels.Trace(ws.g, k), reg, mode)
-	kernels.NeighborOffsets(ws.z, y, p, i, nbr)
+	kernels.NeighborOffsets(ws.z, y, p, y[i*p:(i+1)*p], nbr)
 	kernels.Gram(ws.a, ws.z, k, p)
 	for j := 0; j < k*k; j++ {
 		ws.a[j] = ws.g[j]/sx2 + ws.a[j]/sy2

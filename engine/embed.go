@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/mat"
 
 	"glle/kernels"
@@ -216,7 +217,10 @@ func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev 
 	U := make([]float64, b*b)
 	tmp := make([]float64, n*b)
 	tol := 1e-12 * norm
-	const maxIter = 1000
+	// Subspace iteration converges at the rate (lambda_nev - sigma) / (lambda_b+1 - sigma);
+	// spectra with no gap there (weights drawn with huge variances) fall back to a full
+	// eigendecomposition.
+	const maxIter = 300
 	for it := 1; it <= maxIter; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, er, err
@@ -277,7 +281,49 @@ func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev 
 			return vecs, append([]float64(nil), ev[:nev]...), er, nil
 		}
 	}
-	return nil, nil, er, fmt.Errorf("dense eigensolver did not converge in %d iterations (relative residual %.3g, shift %g)", maxIter, er.MaxResidual, sigma)
+	return denseFull(ctx, mm, n, nev, deflate, norm, er)
+}
+
+// denseFull computes all eigenpairs of M (with the constant direction moved to the top of the
+// spectrum when deflating) and returns the nev smallest.
+func denseFull(ctx context.Context, mm []float64, n, nev int, deflate bool, norm float64, er EigenReport) ([]float64, []float64, EigenReport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, er, err
+	}
+	er.Solver = "dense-full"
+	if deflate {
+		// P M P + ||M|| 11^T/n, P = I - 11^T/n.
+		rm := make([]float64, n)
+		all := 0.0
+		for i := 0; i < n; i++ {
+			s := 0.0
+			for _, v := range mm[i*n : (i+1)*n] {
+				s += v
+			}
+			rm[i] = s / float64(n)
+			all += s
+		}
+		all /= float64(n * n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				mm[i*n+j] += -rm[i] - rm[j] + all + norm/float64(n)
+			}
+		}
+	}
+	w := make([]float64, n)
+	lap := kernels.Current().LAPACK()
+	wk := make([]float64, 1)
+	lap.Dsyev(lapack.EVCompute, blas.Lower, n, mm, n, w, wk, -1)
+	wk = make([]float64, int(wk[0]))
+	if !lap.Dsyev(lapack.EVCompute, blas.Lower, n, mm, n, w, wk, len(wk)) {
+		return nil, nil, er, fmt.Errorf("dense eigensolver: the full eigendecomposition did not converge")
+	}
+	vecs := make([]float64, n*nev)
+	for i := 0; i < n; i++ {
+		copy(vecs[i*nev:(i+1)*nev], mm[i*n:i*n+nev])
+	}
+	er.MaxResidual = 0
+	return vecs, append([]float64(nil), w[:nev]...), er, nil
 }
 
 // deflateConstant removes the mean of every column of the row-major n x b block.

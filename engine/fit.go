@@ -131,9 +131,9 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	}
 	m := &Model{
 		Method: s.Method, K: s.K, Dim: s.Dim, Reg: s.Reg, RegMode: s.RegMode, Scaling: s.Scaling,
-		N: n, D: d, X: x,
+		N: n, D: d, X: x, directRidge: s.DirectRidge,
 	}
-	m.st = state{workers: workers, x: raw, perp: kernels.NewPerp(s.K)}
+	m.st = state{workers: workers, x: raw, perp: newPerp(s.K)}
 	m.Report = Report{Method: s.Method.String(), Backend: kernels.Current().Name(), N: n, D: d, K: s.K, Dim: s.Dim, Workers: workers}
 	prog := progressFunc(s.Progress)
 
@@ -192,16 +192,27 @@ func wrapCtx(err error) error { return err }
 // fitLLEWeights computes the LLE weights (Eq. (9)) of every point, and for EM also the fibre
 // bases and the sigma_i of Alg. 1.
 func (m *Model) fitLLEWeights(ctx context.Context, s Settings, prog func(Progress)) error {
-	n, d, k := m.N, m.D, m.K
 	t0 := time.Now()
 	prog(Progress{Stage: "weights"})
-	m.Weights = make([]float64, n*k)
+	m.Weights = make([]float64, m.N*m.K)
+	if err := m.weightPass(ctx, s, true); err != nil {
+		return err
+	}
+	m.Report.stage("weights", t0)
+	prog(Progress{Stage: "weights", Final: true})
+	if s.Method == EM {
+		return m.fitEM(ctx, s, prog)
+	}
+	return nil
+}
+
+// weightPass computes, per point, the LLE weights (when computeWeights is set) and, for EM,
+// the fibre basis; Restore runs it without the weights.
+func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool) error {
+	n, d, k := m.N, m.D, m.K
 	em := s.Method == EM
 	if em {
-		m.st.rmax = min(d, k-1)
-		if m.st.rmax < s.Dim {
-			m.st.rmax = s.Dim
-		}
+		m.st.rmax = max(min(d, k-1), s.Dim)
 		m.st.rank = make([]int8, n)
 		m.st.basis = make([]float64, n*k*m.st.rmax)
 	}
@@ -217,16 +228,25 @@ func (m *Model) fitLLEWeights(ctx context.Context, s Settings, prog func(Progres
 					return err
 				}
 			}
-			zero, extra := lleWeights(ws, m.Weights[i*k:(i+1)*k], x, d, i, m.Neighbors[i*k:(i+1)*k], s.Reg, s.RegMode)
+			nbr := m.Neighbors[i*k : (i+1)*k]
+			zero := false
+			if computeWeights {
+				var extra bool
+				zero, extra = lleWeights(ws, m.Weights[i*k:(i+1)*k], x, d, x[i*d:(i+1)*d], nbr, s.Reg, s.RegMode)
+				if extra {
+					c.extra++
+				}
+			} else {
+				kernels.NeighborOffsets(ws.z, x, d, x[i*d:(i+1)*d], nbr)
+				kernels.Gram(ws.g, ws.z, k, d)
+				zero = kernels.Trace(ws.g, k) == 0
+			}
 			if zero {
 				c.zero++
 			}
-			if extra {
-				c.extra++
-			}
 			if em {
 				if zero {
-					m.st.rank[i] = 0 // no geometry: handled as sigma_i = 0 below
+					m.st.rank[i] = 0 // no geometry: sigma_i = 0, no randomness
 					continue
 				}
 				r, fb := fibreBasis(ws, m.st.basis[i*k*m.st.rmax:(i+1)*k*m.st.rmax], s.Dim)
@@ -249,11 +269,6 @@ func (m *Model) fitLLEWeights(ctx context.Context, s Settings, prog func(Progres
 	}
 	m.Report.RegularizedPoints = tot.zero + tot.extra
 	m.Report.FallbackPoints = tot.fallback
-	m.Report.stage("weights", t0)
-	prog(Progress{Stage: "weights", Final: true})
-	if em {
-		return m.fitEM(ctx, s, prog)
-	}
 	return nil
 }
 

@@ -36,7 +36,8 @@ type Model struct {
 	// Report describes the fit.
 	Report Report
 
-	st state // per-point factors used by the samplers
+	directRidge float64
+	st          state // per-point factors used by the samplers
 }
 
 // Report describes a fit or a generation: what was computed, how long it took and what

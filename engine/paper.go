@@ -334,3 +334,20 @@ func gammaFromEigen(dst, e, v []float64, k int) {
 		}
 	}
 }
+
+// paperBases recomputes EMPaper's per-point right singular bases (the sampler's projector)
+// from the training data, as Restore needs them.
+func (m *Model) paperBases(ctx context.Context) error {
+	n, d, k := m.N, m.D, m.K
+	rmax := min(d, k)
+	m.st.rmax = rmax
+	m.st.rank = make([]int8, n)
+	m.st.basis = make([]float64, n*k*rmax)
+	return forPoints(ctx, n, k, d, m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
+		ud := make([]float64, d*rmax)
+		for i := lo; i < hi; i++ {
+			m.st.rank[i] = int8(paperSVD(ws, m.st.x, d, m.Neighbors[i*k:(i+1)*k], m.st.basis[i*k*rmax:(i+1)*k*rmax], ud))
+		}
+		return nil
+	})
+}

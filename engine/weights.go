@@ -53,12 +53,12 @@ func ridge(tr, reg float64, mode RegMode) float64 {
 }
 
 // lleWeights writes w_i of paper Eq. (9), w = (G + R I)^{-1} 1 / (1^T (G + R I)^{-1} 1), for
-// point i into dst (length k). G_i (Eq. (8)) is left in ws.g and the offsets in ws.z. It reports
+// the point xi into dst (length k). G_i (Eq. (8)) is left in ws.g and the offsets in ws.z. It reports
 // whether the Gram matrix was zero (all neighbours at the point itself) and whether the
 // ridged Gram matrix needed extra regularization to be factored.
-func lleWeights(ws *work, dst []float64, x []float64, d, i int, nbr []int32, reg float64, mode RegMode) (zeroGram, extra bool) {
+func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr []int32, reg float64, mode RegMode) (zeroGram, extra bool) {
 	k := ws.k
-	kernels.NeighborOffsets(ws.z, x, d, i, nbr)
+	kernels.NeighborOffsets(ws.z, x, d, xi, nbr)
 	kernels.Gram(ws.g, ws.z, k, d)
 	tr := kernels.Trace(ws.g, k)
 	r := ridge(tr, reg, mode)
@@ -92,3 +92,5 @@ func lleWeights(ws *work, dst []float64, x []float64, d, i int, nbr []int32, reg
 	}
 	return zeroGram, extra
 }
+
+func newPerp(k int) kernels.Perp { return kernels.NewPerp(k) }

@@ -6,14 +6,14 @@ import "math"
 // in plain Go, allocation-free: at these sizes a cgo call into OpenBLAS costs more than the
 // arithmetic, so both builds use them.
 
-// NeighborOffsets writes Z (k x d, row-major) with row j = x[nbr[j]] - x[i] for the points of
-// the row-major data x (n x d). Z's rows are the columns of the paper's (X_i - x_i 1^T).
-func NeighborOffsets(z []float64, x []float64, d, i int, nbr []int32) {
+// NeighborOffsets writes Z (k x d, row-major) with row j = x[nbr[j]] - xi for the points of
+// the row-major data x (n x d) and a point xi (length d). Z's rows are the columns of the
+// paper's (X_i - x_i 1^T).
+func NeighborOffsets(z []float64, x []float64, d int, xi []float64, nbr []int32) {
 	k := len(nbr)
-	if len(z) < k*d {
+	if len(z) < k*d || len(xi) < d {
 		panic("kernels: offsets buffer too short")
 	}
-	xi := x[i*d : i*d+d]
 	for j, nb := range nbr {
 		xj := x[int(nb)*d : int(nb)*d+d]
 		zj := z[j*d : j*d+d]

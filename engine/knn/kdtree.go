@@ -278,10 +278,7 @@ func (s *searcher) search(ni int32) {
 	s.off[dim] = old
 }
 
-var visits int
-
 func (s *searcher) scanLeaf(lo, hi int) {
-	visits += hi - lo
 	t := s.t
 	h := &s.h
 	worst := h.dist[0]

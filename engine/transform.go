@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/engine/knn"
+	"glle/parallel"
+)
+
+// Transform embeds new points (one per row of Xnew) out of sample: each gets LLE weights
+// (Eq. (9), the model's ridge) on its K nearest training points and the same combination of
+// their base embeddings. A new point that coincides with a training point (distance 0) gets that
+// point's embedding, so Transform(X) reproduces the fit's embedding of X (a point's own
+// reconstruction from its neighbours is not the point's embedding).
+func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, error) {
+	if Xnew == nil || Xnew.IsEmpty() {
+		return nil, inputErr("no points to transform: pass at least one row")
+	}
+	q, d := Xnew.Dims()
+	if d != m.D {
+		return nil, inputErr("the new points have %d columns but the model was fitted on %d: pass data with the training columns", d, m.D)
+	}
+	xq := mat.DenseCopyOf(Xnew).RawMatrix().Data
+	for i := 0; i < q; i++ {
+		for c := 0; c < d; c++ {
+			if v := xq[i*d+c]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, inputErr("new point %d has a non-finite value (%v) in column %d: remove or impute it", i, v, c)
+			}
+		}
+	}
+	k, p := m.K, m.Dim
+	idx, dist, err := knn.Query(ctx, m.st.x, m.N, d, xq, q, k, knn.Options{Workers: m.st.workers})
+	if err != nil {
+		return nil, err
+	}
+	y := m.Embedding.RawMatrix().Data
+	out := make([]float64, q*p)
+	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
+		ws := newWork(k, d)
+		w := make([]float64, k)
+		for i := lo; i < hi; i++ {
+			nbr := idx[i*k : (i+1)*k]
+			yo := out[i*p : (i+1)*p]
+			if dist[i*k] == 0 {
+				copy(yo, y[int(nbr[0])*p:int(nbr[0])*p+p])
+				continue
+			}
+			lleWeights(ws, w, m.st.x, d, xq[i*d:(i+1)*d], nbr, m.Reg, m.RegMode)
+			for j, nb := range nbr {
+				for c := 0; c < p; c++ {
+					yo[c] += w[j] * y[int(nb)*p+c]
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mat.NewDense(q, p, out), nil
+}
+
+// Restore rebuilds a Model from saved parts, recomputing the per-point factors the samplers
+// need (fibre bases, Cholesky factors, square roots) exactly as Fit computed them, so the
+// restored model generates the same embeddings for the same seed. workers <= 0 means
+// GOMAXPROCS; solver selects the eigensolver of later generations.
+func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model, error) {
+	if sv.X == nil || sv.Embedding == nil {
+		return nil, inputErr("incomplete model: the training data and the embedding are required")
+	}
+	n, d := sv.X.Dims()
+	s := Settings{Method: sv.Method, K: sv.K, Dim: sv.Dim, Reg: sv.Reg, RegMode: sv.RegMode, Scaling: sv.Scaling,
+		DirectRidge: sv.DirectRidge, Workers: workers, Solver: solver}.withDefaults()
+	if err := s.validate(n, d); err != nil {
+		return nil, fmt.Errorf("incompatible model: %w", err)
+	}
+	k, p := s.K, s.Dim
+	if en, ep := sv.Embedding.Dims(); en != n || ep != p {
+		return nil, inputErr("incompatible model: embedding is %dx%d, want %dx%d", en, ep, n, p)
+	}
+	if len(sv.Neighbors) != n*k || len(sv.Weights) != n*k {
+		return nil, inputErr("incompatible model: neighbours/weights have %d/%d entries, want n*k = %d", len(sv.Neighbors), len(sv.Weights), n*k)
+	}
+	for i, v := range sv.Neighbors {
+		if v < 0 || int(v) >= n || int(v) == i/k {
+			return nil, inputErr("incompatible model: neighbour entry %d (point %d) is %d, outside [0, %d) or the point itself", i, i/k, v, n)
+		}
+	}
+	for i, v := range sv.Weights {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, inputErr("incompatible model: weight entry %d is %v", i, v)
+		}
+	}
+	em := sv.Method == EM || sv.Method == EMPaper
+	if em != (sv.Sigma != nil) || (em && len(sv.Sigma) != n) {
+		return nil, inputErr("incompatible model: method %s needs %s sigma values, got %d", sv.Method, map[bool]string{true: fmt.Sprint(n), false: "no"}[em], len(sv.Sigma))
+	}
+	x := mat.DenseCopyOf(sv.X)
+	m := &Model{
+		Method: s.Method, K: k, Dim: p, Reg: s.Reg, RegMode: s.RegMode, Scaling: s.Scaling, N: n, D: d, X: x,
+		Neighbors: sv.Neighbors, Weights: sv.Weights, Sigma: sv.Sigma, Embedding: mat.DenseCopyOf(sv.Embedding),
+		Eigenvalues: sv.Eigenvalues, directRidge: s.DirectRidge,
+	}
+	m.st = state{workers: parallel.Workers(workers), x: x.RawMatrix().Data}
+	m.st.perp = newPerp(k)
+	m.Report = Report{Method: s.Method.String(), N: n, D: d, K: k, Dim: p, Workers: m.st.workers}
+	var err error
+	switch s.Method {
+	case EM:
+		err = m.weightPass(ctx, s, false)
+	case EMPaper:
+		err = m.paperBases(ctx)
+	case Direct:
+		err = m.fitDirect(ctx, s, func(Progress) {})
+	case DirectPaper:
+		err = m.fitDirectPaper(ctx, s, func(Progress) {})
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.st.emb = newEmbedCache(m, s.Solver)
+	return m, nil
+}
