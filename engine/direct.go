@@ -138,3 +138,15 @@ func ltSolvePacked(l []float64, n int, b []float64) {
 		b[i] = s / l[i*(i+1)/2+i]
 	}
 }
+
+// lSolvePacked overwrites b with L^{-1} b for the packed lower-triangular L.
+func lSolvePacked(l []float64, n int, b []float64) {
+	for i := 0; i < n; i++ {
+		s := b[i]
+		row := l[i*(i+1)/2:]
+		for c := 0; c < i; c++ {
+			s -= row[c] * b[c]
+		}
+		b[i] = s / row[i]
+	}
+}

@@ -24,6 +24,16 @@ type embedCache struct {
 
 func newEmbedCache(m *Model, s Solver) *embedCache { return &embedCache{m: m, solver: s} }
 
+// shift returns the base fit's adapted shift of the sparse solver (0 if none).
+func (c *embedCache) shift() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sp == nil {
+		return 0
+	}
+	return c.sp.baseShift
+}
+
 // denseMaxN is the largest n the dense solver accepts: it stores M densely (8 n^2 bytes) and
 // factors it in O(n^3).
 const denseMaxN = 20000

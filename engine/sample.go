@@ -123,3 +123,63 @@ func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a flo
 	rep.Eigen = er
 	return Y, rep, nil
 }
+
+// Gamma writes point i's weight covariance Gamma_i (K x K, row-major) into dst for the direct
+// methods: Q (Q^T A_i Q)^{-1} Q^T for Direct, (X_i^T X_i + Y_i^T Y_i + ridge I)^{-1} (Eq. (36))
+// for DirectPaper. It returns false, leaving dst alone, for the other methods.
+func (m *Model) Gamma(i int, dst []float64) bool {
+	k := m.K
+	if len(dst) < k*k || i < 0 || i >= m.N {
+		panic("engine: gamma index or buffer out of range")
+	}
+	switch m.Method {
+	case Direct:
+		km1 := k - 1
+		stride := km1 * k / 2
+		l := m.st.chol[i*stride : (i+1)*stride]
+		// C = (L L^T)^{-1}, column by column; then Gamma = Q C Q^T.
+		c := make([]float64, km1*km1)
+		col := make([]float64, km1)
+		for j := 0; j < km1; j++ {
+			for t := range col {
+				col[t] = 0
+			}
+			col[j] = 1
+			lSolvePacked(l, km1, col)
+			ltSolvePacked(l, km1, col)
+			for t := 0; t < km1; t++ {
+				c[t*km1+j] = col[t]
+			}
+		}
+		// T = Q C (k x (k-1)), column by column; then Gamma = Q T^T (T^T rows are C's rows).
+		t := make([]float64, k*km1)
+		full := make([]float64, k)
+		for j := 0; j < km1; j++ {
+			for r := 0; r < km1; r++ {
+				col[r] = c[r*km1+j]
+			}
+			m.st.perp.FromPerp(full, col)
+			for r := 0; r < k; r++ {
+				t[r*km1+j] = full[r]
+			}
+		}
+		for r := 0; r < k; r++ {
+			m.st.perp.FromPerp(full, t[r*km1:(r+1)*km1])
+			copy(dst[r*k:(r+1)*k], full)
+		}
+		return true
+	case DirectPaper:
+		sq := m.st.sqrt[i*k*k : (i+1)*k*k]
+		for a := 0; a < k; a++ {
+			for b := 0; b < k; b++ {
+				s := 0.0
+				for q := 0; q < k; q++ {
+					s += sq[a*k+q] * sq[q*k+b]
+				}
+				dst[a*k+b] = s
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -92,6 +92,30 @@ func targetCov(m *Model, i int) []float64 {
 	return c
 }
 
+func TestGammaMatchesClosedForm(t *testing.T) {
+	X := rollForTest(300, 8)
+	for _, s := range []Settings{{Method: Direct, Solver: SolverDense}, {Method: DirectPaper, DirectRidge: 1e-2, Solver: SolverDense}} {
+		m, err := Fit(context.Background(), X, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := m.K
+		g := make([]float64, k*k)
+		for _, i := range []int{0, 150, 299} {
+			if !m.Gamma(i, g) {
+				t.Fatalf("%v: Gamma not available", m.Method)
+			}
+			T := targetCov(m, i)
+			for j := range g {
+				// Two algebraically equal products of the same factors: round-off only.
+				if math.Abs(g[j]-T[j]) > 1e-9*math.Abs(T[(j/k)*k+j/k]) {
+					t.Fatalf("%v point %d: Gamma[%d] %g vs %g", m.Method, i, j, g[j], T[j])
+				}
+			}
+		}
+	}
+}
+
 func TestSamplerMoments(t *testing.T) {
 	X := rollForTest(400, 1)
 	for _, s := range []Settings{

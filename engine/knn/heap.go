@@ -35,8 +35,22 @@ func (h *topK) push(d float64, i int32) {
 
 // replaceTop replaces the root (the worst kept pair) and restores the heap.
 func (h *topK) replaceTop(d float64, i int32) {
-	h.siftDown(d, i, len(h.dist))
+	if len(h.dist) > sortedMax {
+		h.siftDown(d, i, len(h.dist))
+		return
+	}
+	// Small k: a descending sorted array (worst first) is a valid max-heap and cheaper to
+	// maintain by insertion.
+	dist, idx := h.dist, h.idx
+	j := 0
+	for ; j+1 < len(dist) && before(d, i, dist[j+1], idx[j+1]); j++ {
+		dist[j], idx[j] = dist[j+1], idx[j+1]
+	}
+	dist[j], idx[j] = d, i
 }
+
+// sortedMax is the largest k kept as a sorted array rather than a binary heap.
+const sortedMax = 24
 
 func (h *topK) siftDown(d float64, i int32, n int) {
 	dist, idx := h.dist[:n], h.idx[:n]
@@ -61,6 +75,12 @@ func (h *topK) siftDown(d float64, i int32, n int) {
 // sortTo writes the kept pairs in ascending order to outIdx and outDist; it destroys the heap.
 func (h *topK) sortTo(outIdx []int32, outDist []float64) {
 	n := len(h.dist)
+	if n <= sortedMax {
+		for p := 0; p < n; p++ {
+			outIdx[p], outDist[p] = h.idx[n-1-p], h.dist[n-1-p]
+		}
+		return
+	}
 	for end := n - 1; end > 0; end-- {
 		d, i := h.dist[end], h.idx[end]
 		h.dist[end], h.idx[end] = h.dist[0], h.idx[0]
@@ -70,7 +90,8 @@ func (h *topK) sortTo(outIdx []int32, outDist []float64) {
 	copy(outDist, h.dist)
 }
 
-// maxHeapF is a fixed-size max-heap of float64 values (root at index 0).
+// siftDownF replaces the root of the float64 max-heap h (root at index 0) with v and restores
+// the heap.
 func siftDownF(h []float64, v float64) {
 	n := len(h)
 	p := 0

@@ -1,0 +1,270 @@
+package dataio
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ReadMatrix reads an n x d data matrix (one point per row) from path, choosing the format by
+// extension: .npy (2-D, float64, float32 or integer dtype, converted to float64) or
+// .csv, .tsv, .txt (text, see ReadCSV). The matrix must have at least one row and one
+// column and only finite values. Errors are one line, prefixed with the path, and name the
+// offending row and column.
+func ReadMatrix(path string) (*mat.Dense, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy":
+		a, err := ReadNPYFile(path)
+		if err != nil {
+			return nil, err
+		}
+		m, err := a.Matrix()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return m, nil
+	case ".csv", ".tsv", ".txt":
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		m, _, err := ReadCSV(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s: unknown data file extension %q (use .npy, .csv, .tsv or .txt)", path, filepath.Ext(path))
+}
+
+// Matrix returns a 2-D array as an n x d matrix (integers converted to float64). It fails for
+// arrays that are not 2-D, that have no rows or columns, or that hold NaN or infinite values
+// (the error names the first one, 0-based as in NumPy).
+func (a *Array) Matrix() (*mat.Dense, error) {
+	if len(a.Shape) != 2 {
+		return nil, fmt.Errorf("array is %d-D %s, expected 2-D (n x d)", len(a.Shape), shapeString(a.Shape))
+	}
+	r, c := a.Shape[0], a.Shape[1]
+	if r == 0 || c == 0 {
+		return nil, fmt.Errorf("array has shape %s, expected at least one row and one column", shapeString(a.Shape))
+	}
+	data := a.Floats()
+	for i, v := range data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("non-finite value %v at row %d, column %d (0-based)", v, i/c, i%c)
+		}
+	}
+	if a.Int == nil {
+		data = append([]float64(nil), data...) // do not alias a.Float
+	}
+	return mat.NewDense(r, c, data), nil
+}
+
+// ReadCSV reads a numeric matrix from delimited text, one point per line.
+//
+// Values are separated by commas when the first non-blank, non-comment line contains a comma,
+// and by runs of spaces or tabs otherwise. Blank lines and lines starting with '#' are
+// skipped; a UTF-8 byte order mark, '\r' line ends, spaces around commas and double quotes
+// around cells are tolerated. The first line is a header when every one of its cells is
+// non-numeric; its names are returned (nil without a header). Every row must have the same
+// number of values; empty cells, non-numeric cells, NaN and infinities are errors naming the
+// line and column (both 1-based).
+func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var (
+		header   []string
+		data     []float64
+		cols     = -1
+		colsLine int
+		comma    bool
+		first    = true
+		lineNo   int
+		fields   []string
+	)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, err
+		}
+		if line == "" && err != nil {
+			break
+		}
+		lineNo++
+		if lineNo == 1 {
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		s := strings.TrimSpace(line)
+		if s == "" || s[0] == '#' {
+			if err != nil {
+				break
+			}
+			continue
+		}
+		if first {
+			comma = strings.IndexByte(s, ',') >= 0
+		}
+		if comma {
+			fields = strings.Split(s, ",")
+			for i := range fields {
+				fields[i] = unquote(strings.TrimSpace(fields[i]))
+			}
+		} else {
+			fields = strings.Fields(s)
+			for i := range fields {
+				fields[i] = unquote(fields[i])
+			}
+		}
+		onFirst := first
+		if first {
+			first = false
+			if allNonNumeric(fields) {
+				header = append([]string(nil), fields...)
+				cols, colsLine = len(fields), lineNo
+				if err != nil {
+					break
+				}
+				continue
+			}
+		}
+		if cols < 0 {
+			cols, colsLine = len(fields), lineNo
+		} else if len(fields) != cols {
+			what := "line"
+			if header != nil {
+				what = "header line"
+			}
+			return nil, nil, fmt.Errorf("line %d has %d values, expected %d (as on %s %d)", lineNo, len(fields), cols, what, colsLine)
+		}
+		for j, f := range fields {
+			if f == "" {
+				return nil, nil, fmt.Errorf("line %d, column %d: empty cell", lineNo, j+1)
+			}
+			v, perr := strconv.ParseFloat(f, 64)
+			if perr != nil && !isRangeErr(perr) {
+				hint := ""
+				if onFirst {
+					hint = " (a header line must contain only names)"
+				}
+				return nil, nil, fmt.Errorf("line %d, column %d: %q is not a number%s", lineNo, j+1, clip(f), hint)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, fmt.Errorf("line %d, column %d: non-finite value %q", lineNo, j+1, clip(f))
+			}
+			data = append(data, v)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(data) == 0 {
+		if header != nil {
+			return nil, nil, errors.New("no data rows after the header")
+		}
+		return nil, nil, errors.New("empty file (no data rows)")
+	}
+	if cols == 0 {
+		return nil, nil, errors.New("no columns")
+	}
+	return mat.NewDense(len(data)/cols, cols, data), header, nil
+}
+
+func isRangeErr(err error) bool {
+	var ne *strconv.NumError
+	return errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+func allNonNumeric(fields []string) bool {
+	for _, f := range fields {
+		if f == "" {
+			return false
+		}
+		if _, err := strconv.ParseFloat(f, 64); err == nil || isRangeErr(err) {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteMatrix atomically writes m to path, choosing the format by extension: .npy (float64,
+// C order), .csv (comma separated), .tsv (tab separated) or .txt (space separated). Text
+// formats use the shortest representation that reads back to the same float64.
+func WriteMatrix(path string, m *mat.Dense) error {
+	var sep byte
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy":
+		r, c := m.Dims()
+		data := make([]float64, 0, r*c)
+		for i := 0; i < r; i++ {
+			data = append(data, m.RawRowView(i)...)
+		}
+		return WriteNPYFile(path, []int{r, c}, data)
+	case ".csv":
+		sep = ','
+	case ".tsv":
+		sep = '\t'
+	case ".txt":
+		sep = ' '
+	default:
+		return fmt.Errorf("%s: unknown data file extension %q (use .npy, .csv, .tsv or .txt)", path, filepath.Ext(path))
+	}
+	return AtomicWrite(path, func(w io.Writer) error { return writeDelimited(w, m, nil, sep) })
+}
+
+// WriteCSV writes m as comma-separated text, one row per line, preceded by a header line
+// when header is not nil (it must have one name per column).
+func WriteCSV(w io.Writer, m mat.Matrix, header []string) error {
+	return writeDelimited(w, m, header, ',')
+}
+
+func writeDelimited(w io.Writer, m mat.Matrix, header []string, sep byte) error {
+	r, c := m.Dims()
+	if header != nil && len(header) != c {
+		return fmt.Errorf("dataio: %d header names for %d columns", len(header), c)
+	}
+	buf := make([]byte, 0, 1<<15)
+	flush := func() error {
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	if header != nil {
+		for j, h := range header {
+			if j > 0 {
+				buf = append(buf, sep)
+			}
+			buf = append(buf, h...)
+		}
+		buf = append(buf, '\n')
+	}
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			if j > 0 {
+				buf = append(buf, sep)
+			}
+			buf = strconv.AppendFloat(buf, m.At(i, j), 'g', -1, 64)
+		}
+		buf = append(buf, '\n')
+		if len(buf) > 1<<14 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}

@@ -1,0 +1,207 @@
+package dataio
+
+import (
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func TestReadCSV(t *testing.T) {
+	cases := []struct {
+		name, in string
+		rows     [][]float64
+		header   []string
+	}{
+		{"comma", "1,2,3\n4,5,6\n", [][]float64{{1, 2, 3}, {4, 5, 6}}, nil},
+		{"comma-spaces-crlf", " 1 , 2.5e-3,3\r\n-4,+5 , 6\r\n", [][]float64{{1, 2.5e-3, 3}, {-4, 5, 6}}, nil},
+		{"whitespace", "1 2\t3\n  4   5 6\n", [][]float64{{1, 2, 3}, {4, 5, 6}}, nil},
+		{"header", "x,y\n1,2\n3,4", [][]float64{{1, 2}, {3, 4}}, []string{"x", "y"}},
+		{"quoted-header-bom", "\ufeff\"x\",\"y\"\n\"1\",2\n", [][]float64{{1, 2}}, []string{"x", "y"}},
+		{"ws-header-comments-blank", "# data\n\nalpha beta\n\n1 2\n# mid\n3 4\n\n", [][]float64{{1, 2}, {3, 4}}, []string{"alpha", "beta"}},
+		{"single-column", "1\n2\n3\n", [][]float64{{1}, {2}, {3}}, nil},
+	}
+	for _, c := range cases {
+		m, h, err := ReadCSV(strings.NewReader(c.in))
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		r, cols := m.Dims()
+		if r != len(c.rows) || cols != len(c.rows[0]) {
+			t.Errorf("%s: got %d x %d", c.name, r, cols)
+			continue
+		}
+		for i, row := range c.rows {
+			if !reflect.DeepEqual(m.RawRowView(i), row) {
+				t.Errorf("%s: row %d = %v, want %v", c.name, i, m.RawRowView(i), row)
+			}
+		}
+		if !reflect.DeepEqual(h, c.header) {
+			t.Errorf("%s: header %q, want %q", c.name, h, c.header)
+		}
+	}
+}
+
+func TestReadCSVErrors(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"empty", "", "empty file (no data rows)"},
+		{"blank", "\n  \n# only a comment\n", "empty file (no data rows)"},
+		{"header-only", "x,y,z\n", "no data rows after the header"},
+		{"ragged", "1,2,3\n4,5,6\n7,8\n", "line 3 has 2 values, expected 3 (as on line 1)"},
+		{"ragged-header", "a b c\n1 2 3 4\n", "line 2 has 4 values, expected 3 (as on header line 1)"},
+		{"non-numeric", "1,2\n3,abc\n", `line 2, column 2: "abc" is not a number`},
+		{"non-numeric-first", "1,x\n3,4\n", `line 1, column 2: "x" is not a number (a header line must contain only names)`},
+		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
+		{"trailing-comma", "1,2,\n", "line 1, column 3: empty cell"},
+		{"nan", "1,2\n3,NaN\n", `line 2, column 2: non-finite value "NaN"`},
+		{"inf", "1 2\n\n-inf 4\n", `line 3, column 1: non-finite value "-inf"`},
+		{"overflow", "1,1e999\n", `line 1, column 2: non-finite value "1e999"`},
+	}
+	for _, c := range cases {
+		_, _, err := ReadCSV(strings.NewReader(c.in))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestReadMatrixPathErrors(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.csv")
+	os.WriteFile(p, []byte("1,2\n3\n"), 0o644)
+	if _, err := ReadMatrix(p); err == nil || err.Error() != p+": line 2 has 1 values, expected 2 (as on line 1)" {
+		t.Errorf("got %v", err)
+	}
+	p = filepath.Join(dir, "empty.txt")
+	os.WriteFile(p, nil, 0o644)
+	if _, err := ReadMatrix(p); err == nil || err.Error() != p+": empty file (no data rows)" {
+		t.Errorf("got %v", err)
+	}
+	if _, err := ReadMatrix(filepath.Join(dir, "x.json")); err == nil || !strings.Contains(err.Error(), `unknown data file extension ".json"`) {
+		t.Errorf("got %v", err)
+	}
+	if err := WriteMatrix(filepath.Join(dir, "x.json"), mat.NewDense(1, 1, nil)); err == nil {
+		t.Error("WriteMatrix accepted .json")
+	}
+}
+
+func TestWriteReadMatrix(t *testing.T) {
+	dir := t.TempDir()
+	m := mat.NewDense(3, 2, []float64{math.Pi, -1e-300, 1.0 / 3, 5e300, 0, -7})
+	for _, ext := range []string{".npy", ".csv", ".tsv", ".txt", ".CSV"} {
+		p := filepath.Join(dir, "m"+ext)
+		if err := WriteMatrix(p, m); err != nil {
+			t.Fatalf("%s: %v", ext, err)
+		}
+		got, err := ReadMatrix(p)
+		if err != nil {
+			t.Fatalf("%s: %v", ext, err)
+		}
+		if !mat.Equal(got, m) {
+			t.Errorf("%s: read back %v", ext, mat.Formatted(got))
+		}
+	}
+	// A sub-matrix view (stride != cols) is written correctly.
+	big := mat.NewDense(3, 3, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	view := big.Slice(1, 3, 1, 3).(*mat.Dense)
+	p := filepath.Join(dir, "view.npy")
+	if err := WriteMatrix(p, view); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ReadMatrix(p); !mat.Equal(got, view) {
+		t.Errorf("view read back as %v", mat.Formatted(got))
+	}
+	var sb strings.Builder
+	if err := WriteCSV(&sb, mat.NewDense(1, 2, []float64{1.5, 2}), []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if sb.String() != "a,b\n1.5,2\n" {
+		t.Errorf("WriteCSV wrote %q", sb.String())
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestAtomicWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.txt")
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := AtomicWrite(p, write("first")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "first" {
+		t.Fatalf("content %q", b)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", fi.Mode().Perm())
+	}
+	// A failing writer leaves the old content and no temporary file.
+	boom := errors.New("boom")
+	err := AtomicWrite(p, func(w io.Writer) error {
+		io.WriteString(w, strings.Repeat("partial", 1<<18)) // more than the buffer
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "first" {
+		t.Errorf("content after failure %q", b)
+	}
+	if names := listDir(t, dir); !reflect.DeepEqual(names, []string{"out.txt"}) {
+		t.Errorf("directory holds %v", names)
+	}
+	// A panicking writer leaves no file either.
+	q := filepath.Join(dir, "new.npy")
+	func() {
+		defer func() { recover() }()
+		AtomicWrite(q, func(w io.Writer) error { io.WriteString(w, "x"); panic("interrupted") })
+	}()
+	if names := listDir(t, dir); !reflect.DeepEqual(names, []string{"out.txt"}) {
+		t.Errorf("directory holds %v after a panic", names)
+	}
+	// The mode of a replaced file is kept.
+	os.Chmod(p, 0o600)
+	if err := AtomicWrite(p, write("second")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Errorf("replaced file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(p); string(b) != "second" {
+		t.Errorf("content %q", b)
+	}
+	// Errors: missing directory, directory target.
+	if err := AtomicWrite(filepath.Join(dir, "nope", "x"), write("x")); err == nil {
+		t.Error("no error for a missing directory")
+	}
+	if err := AtomicWrite(dir, write("x")); err == nil {
+		t.Error("no error for a directory target")
+	}
+	// A write error inside WriteMatrix (shape mismatch cannot happen; use WriteNPYFile).
+	if err := WriteNPYFile(filepath.Join(dir, "bad.npy"), []int{3}, []float64{1}); err == nil {
+		t.Error("WriteNPYFile accepted mismatched data")
+	}
+	if names := listDir(t, dir); !reflect.DeepEqual(names, []string{"out.txt"}) {
+		t.Errorf("directory holds %v", names)
+	}
+}

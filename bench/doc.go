@@ -1,0 +1,2 @@
+// Package bench provides the paper's benchmark manifolds and exact embedding-quality metrics (trustworthiness, continuity, Spearman, Procrustes, principal angles).
+package bench

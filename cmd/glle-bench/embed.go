@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench/dataio"
+	"glle/engine"
+)
+
+func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
+	start := time.Now()
+	var out outputs
+	defer func() {
+		if err != nil {
+			out.cleanup()
+		}
+	}()
+
+	// Outputs first: a bad path must fail before any heavy work.
+	for _, o := range []struct{ flag, path string }{{"out", c.out}, {"json", c.jsonPath}, {"plot", c.plot}} {
+		if o.path != "" {
+			if err := checkWritable(o.flag, o.path); err != nil {
+				return err
+			}
+		}
+	}
+	if c.model != "" {
+		if err := out.mkdir("model", c.model); err != nil {
+			return err
+		}
+		if err := checkWritable("model", modelFile(c.model, metaFile)); err != nil {
+			return err
+		}
+	}
+
+	// Input.
+	var (
+		X     *mat.Dense
+		color []float64
+		input string
+	)
+	if c.dataset != "" {
+		X, color, err = makeDataset(c.dataset, c.n, c.seed)
+		input = c.dataset
+	} else {
+		X, err = readData("in", c.in)
+		input = c.in
+	}
+	if err != nil {
+		return err
+	}
+	n, d := X.Dims()
+	s := c.settings
+	switch {
+	case n <= s.K:
+		return badInput("use a smaller -k or more points", "the data has n = %d points but -k is %d: need n > k", n, s.K)
+	case s.Dim >= d:
+		return badInput("use a smaller -dim", "-dim %d but the data has only d = %d columns: need dim < d", s.Dim, d)
+	}
+	if c.plot != "" {
+		switch {
+		case c.color != "":
+			if color, err = readColor(c.color, n); err != nil {
+				return err
+			}
+		case color == nil:
+			color = column(X, 0)
+		}
+	}
+
+	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	defer prog.close()
+	s.Progress = prog.engineFunc()
+	m, err := engine.Fit(ctx, X, s)
+	if err != nil {
+		return err
+	}
+	if err := dataio.WriteMatrix(c.out, m.Embedding); err != nil {
+		return writeError("out", c.out, err)
+	}
+	out.add(c.out)
+
+	sum := summary{Command: "embed", Method: s.Method.String(), Input: input, N: n, D: d, K: m.K, P: m.Dim,
+		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(s.Solver),
+		Settings: settingsMap(m, s, c.seed), Fit: &m.Report, Stages: append([]engine.StageTime(nil), m.Report.Stages...)}
+	sum.SigmaNote = sigmaNote(m.Method, m.Report.Sigma)
+
+	var gens []*mat.Dense
+	for g := 0; g < c.generations; g++ {
+		prog.update("generate", g, c.generations, false)
+		t0 := time.Now()
+		Y, rep, err := m.Generate(ctx, c.seed, g, c.covScale)
+		if err != nil {
+			return err
+		}
+		path := genPath(c.out, g)
+		if err := dataio.WriteMatrix(path, Y); err != nil {
+			return writeError("out", path, err)
+		}
+		out.add(path)
+		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, File: path,
+			Seconds: time.Since(t0).Seconds(), Stages: rep.Stages, Eigen: rep.Eigen})
+		if c.plot != "" && len(gens) < maxPlotGenerations {
+			gens = append(gens, Y)
+		}
+	}
+	prog.update("generate", c.generations, c.generations, true)
+	sum.addGenStages()
+
+	if c.model != "" {
+		if err := saveModel(ctx, c.model, m, s, c.seed, &out); err != nil {
+			return err
+		}
+	}
+	if c.plot != "" {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prog.update("plot", 0, 0, false)
+		err := plotEmbedding(c.plot, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
+		prog.update("plot", 0, 0, true)
+		if err != nil {
+			return writeError("plot", c.plot, err)
+		}
+		out.add(c.plot)
+	}
+	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
+}
+
+// finish completes the summary, writes -json and prints the summary.
+func finish(ctx context.Context, e env, prog *progress, sum *summary, start time.Time, jsonPath string, quiet bool, out *outputs) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sum.WallSeconds = time.Since(start).Seconds()
+	sum.PeakRSSBytes = peakRSS()
+	sum.Outputs = append([]string(nil), out.files...)
+	if jsonPath != "" {
+		sum.Outputs = append(sum.Outputs, jsonPath)
+		if err := sum.writeJSON(jsonPath); err != nil {
+			return writeError("json", jsonPath, err)
+		}
+		out.add(jsonPath)
+	}
+	prog.close()
+	if !quiet {
+		sum.write(e.stderr)
+	}
+	return nil
+}
+
+// settingsMap records the resolved settings of a fit for the report.
+func settingsMap(m *engine.Model, s engine.Settings, seed uint64) map[string]any {
+	iters := s.EMIters
+	if iters == 0 { // the engine's documented defaults
+		iters = 200
+		if m.Method == engine.EMPaper {
+			iters = 10
+		}
+	}
+	return map[string]any{
+		"method": m.Method.String(), "k": m.K, "dim": m.Dim, "reg": m.Reg, "reg_mode": regModeName(m.RegMode),
+		"scaling": scalingName(m.Scaling), "direct_ridge": s.DirectRidge, "em_iters": iters, "em_tol": s.EMTol,
+		"solver": solverName(s.Solver), "seed": seed, "workers": s.Workers,
+	}
+}
+
+func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
+	start := time.Now()
+	var out outputs
+	defer func() {
+		if err != nil {
+			out.cleanup()
+		}
+	}()
+	if err := checkWritable("out", c.genFile(0)); err != nil {
+		return err
+	}
+	if c.jsonPath != "" {
+		if err := checkWritable("json", c.jsonPath); err != nil {
+			return err
+		}
+		for g := 0; g < c.generations && g < 2; g++ {
+			if samePath(c.jsonPath, c.genFile(g)) {
+				return badInput("give every output its own file name", "-json %q is also a generation file", clip(c.jsonPath))
+			}
+		}
+	}
+	sv, meta, err := loadModel(c.model)
+	if err != nil {
+		return err
+	}
+	solver := meta.Solver
+	if c.solver != "" {
+		solver = c.solver
+	}
+	sol, err := parseSolver(solver)
+	if err != nil {
+		return badInput("re-save the model or pass -solver", "model %q: %v", clip(c.model), err)
+	}
+	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	defer prog.close()
+	prog.update("restore", 0, 0, false)
+	t0 := time.Now()
+	m, err := engine.Restore(ctx, sv, c.workers, sol)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return badInput("re-save it with 'glle-bench embed -model DIR'", "model %q is incompatible (%v)", clip(c.model), oneLine(err.Error()))
+	}
+	prog.update("restore", 0, 0, true)
+	n, d := sv.X.Dims()
+	sum := summary{Command: "generate", Method: m.Method.String(), Input: c.model, N: n, D: d, K: m.K, P: m.Dim,
+		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
+		Stages: []engine.StageTime{{Name: "restore", Seconds: time.Since(t0).Seconds()}}}
+	if sum.Backend == "" {
+		sum.Backend = "default"
+	}
+	for g := 0; g < c.generations; g++ {
+		prog.update("generate", g, c.generations, false)
+		t0 := time.Now()
+		Y, rep, err := m.Generate(ctx, c.seed, g, c.covScale)
+		if err != nil {
+			return err
+		}
+		if sum.Backend == "default" {
+			sum.Backend = rep.Backend
+		}
+		path := c.genFile(g)
+		if err := dataio.WriteMatrix(path, Y); err != nil {
+			return writeError("out", path, err)
+		}
+		out.add(path)
+		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, File: path,
+			Seconds: time.Since(t0).Seconds(), Stages: rep.Stages, Eigen: rep.Eigen})
+	}
+	prog.update("generate", c.generations, c.generations, true)
+	sum.addGenStages()
+	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
+}
+
+// maxPlotGenerations bounds the generations drawn beside the base embedding by -plot.
+const maxPlotGenerations = 7

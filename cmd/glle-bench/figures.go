@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot"
+
+	"glle/engine"
+)
+
+// Figure files written by 'glle-bench figures'.
+const (
+	fig2File = "fig2_datasets.png"
+	fig3File = "fig3_generations.png"
+	fig4File = "fig4_cov_scale.png"
+)
+
+// figureDatasets are the datasets of Figs. 2 and 3, with their panel titles.
+var figureDatasets = []struct{ name, title string }{
+	{"swissroll", "Swiss roll"},
+	{"scurve", "S-curve"},
+	{"swissroll-hole", "Swiss roll with hole"},
+	{"severed-sphere", "severed sphere"},
+}
+
+// fig4Scales are the covariance scales of Fig. 4.
+var fig4Scales = []float64{0.01, 0.1, 1, 5, 10}
+
+// figGenerations is the number of generations per method in Fig. 3.
+const figGenerations = 4
+
+// Fixed oblique view of the 3-D datasets in Fig. 2: azimuth and elevation in degrees.
+const (
+	viewAzimuth   = -25.0
+	viewElevation = 28.0
+)
+
+// project maps the 3-D points of X to the screen of the fixed oblique view: the data's z axis
+// is up, the view turned by the azimuth about z and tilted by the elevation.
+func project(X *mat.Dense) (xs, ys []float64) {
+	n, _ := X.Dims()
+	az, el := viewAzimuth*math.Pi/180, viewElevation*math.Pi/180
+	sa, ca := math.Sincos(az)
+	se, ce := math.Sincos(el)
+	xs, ys = make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		x, y, z := X.At(i, 0), X.At(i, 1), X.At(i, 2)
+		depth := -sa*x + ca*y
+		xs[i] = ca*x + sa*y
+		ys[i] = ce*z - se*depth
+	}
+	return xs, ys
+}
+
+// figData is one dataset with its fitted models, shared by Figs. 3 and 4.
+type figData struct {
+	X      *mat.Dense
+	color  []float64
+	em     *engine.Model
+	direct *engine.Model
+}
+
+type figRun struct {
+	c     figuresConfig
+	prog  *progress
+	data  map[string]*figData
+	fits  int
+	gens  int
+	stage map[string]float64
+	order []string
+}
+
+func (r *figRun) addStages(st []engine.StageTime, gen bool) {
+	for _, s := range st {
+		name := s.Name
+		if gen {
+			name = "generations " + name
+		}
+		if _, ok := r.stage[name]; !ok {
+			r.order = append(r.order, name)
+		}
+		r.stage[name] += s.Seconds
+	}
+}
+
+func (r *figRun) dataset(name string) (*figData, error) {
+	if d, ok := r.data[name]; ok {
+		return d, nil
+	}
+	X, color, err := makeDataset(name, r.c.n, r.c.seed)
+	if err != nil {
+		return nil, err
+	}
+	d := &figData{X: X, color: color}
+	r.data[name] = d
+	return d, nil
+}
+
+// models fits EM and direct sampling to the dataset (once).
+func (r *figRun) models(ctx context.Context, name string) (*figData, error) {
+	d, err := r.dataset(name)
+	if err != nil {
+		return nil, err
+	}
+	if d.em != nil {
+		return d, nil
+	}
+	for _, meth := range []engine.Method{engine.EM, engine.Direct} {
+		r.prog.setPrefix(name + " " + meth.String())
+		s := engine.Settings{Method: meth, K: r.c.k, Dim: 2, Seed: r.c.seed, Solver: r.c.solver, Workers: r.c.workers,
+			Progress: r.prog.engineFunc()}
+		m, err := engine.Fit(ctx, d.X, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r.fits++
+		r.addStages(m.Report.Stages, false)
+		if meth == engine.EM {
+			d.em = m
+		} else {
+			d.direct = m
+		}
+	}
+	r.prog.setPrefix("")
+	return d, nil
+}
+
+func (r *figRun) generate(ctx context.Context, m *engine.Model, g int, a float64) (*mat.Dense, error) {
+	Y, rep, err := m.Generate(ctx, r.c.seed, g, a)
+	if err != nil {
+		return nil, err
+	}
+	r.gens++
+	r.addStages(rep.Stages, true)
+	return Y, nil
+}
+
+func (r *figRun) fig2(ctx context.Context) ([][]*plot.Plot, error) {
+	var row []*plot.Plot
+	for _, ds := range figureDatasets {
+		d, err := r.dataset(ds.name)
+		if err != nil {
+			return nil, err
+		}
+		xs, ys := project(d.X)
+		n, _ := d.X.Dims()
+		p, err := scatterPanel(fmt.Sprintf("%s (n=%d)", ds.title, n), xs, ys, d.color)
+		if err != nil {
+			return nil, err
+		}
+		row = append(row, p)
+	}
+	return [][]*plot.Plot{row}, nil
+}
+
+func (r *figRun) fig3(ctx context.Context) ([][]*plot.Plot, error) {
+	var grid [][]*plot.Plot
+	for _, ds := range figureDatasets {
+		d, err := r.models(ctx, ds.name)
+		if err != nil {
+			return nil, err
+		}
+		// The EM and direct models keep the LLE weights as their mean weights, so their base
+		// embedding is the LLE embedding.
+		p, err := embeddingPanel(ds.title+": LLE", d.direct.Embedding, d.color)
+		if err != nil {
+			return nil, err
+		}
+		row := []*plot.Plot{p}
+		for _, mm := range []struct {
+			m     *engine.Model
+			label string
+		}{{d.em, "GLLE-EM"}, {d.direct, "GLLE direct"}} {
+			for g := 0; g < figGenerations; g++ {
+				r.prog.setPrefix(fmt.Sprintf("fig 3: %s %s", ds.name, mm.label))
+				r.prog.update("generate", g, figGenerations, false)
+				Y, err := r.generate(ctx, mm.m, g, 1)
+				if err != nil {
+					return nil, err
+				}
+				p, err := embeddingPanel(fmt.Sprintf("%s #%d", mm.label, g+1), Y, d.color)
+				if err != nil {
+					return nil, err
+				}
+				row = append(row, p)
+			}
+		}
+		r.prog.update("generate", figGenerations, figGenerations, true)
+		grid = append(grid, row)
+	}
+	r.prog.setPrefix("")
+	return grid, nil
+}
+
+func (r *figRun) fig4(ctx context.Context) ([][]*plot.Plot, error) {
+	const name = "swissroll"
+	d, err := r.models(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var grid [][]*plot.Plot
+	for _, mm := range []struct {
+		m     *engine.Model
+		label string
+	}{{d.em, "GLLE-EM"}, {d.direct, "GLLE direct"}} {
+		var row []*plot.Plot
+		for i, a := range fig4Scales {
+			r.prog.setPrefix("fig 4: " + mm.label)
+			r.prog.update("generate", i, len(fig4Scales), false)
+			Y, err := r.generate(ctx, mm.m, 0, a)
+			if err != nil {
+				return nil, err
+			}
+			p, err := embeddingPanel(fmt.Sprintf("%s, a = %g", mm.label, a), Y, d.color)
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, p)
+		}
+		grid = append(grid, row)
+	}
+	r.prog.update("generate", len(fig4Scales), len(fig4Scales), true)
+	r.prog.setPrefix("")
+	return grid, nil
+}
+
+func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
+	start := time.Now()
+	var out outputs
+	defer func() {
+		if err != nil {
+			out.cleanup()
+		}
+	}()
+	if err := out.mkdir("out", c.out); err != nil {
+		return err
+	}
+	jobs := []struct {
+		fig  int
+		file string
+		fn   func(*figRun, context.Context) ([][]*plot.Plot, error)
+	}{{2, fig2File, (*figRun).fig2}, {3, fig3File, (*figRun).fig3}, {4, fig4File, (*figRun).fig4}}
+	for _, j := range jobs {
+		if c.figs[j.fig] {
+			if err := checkWritable("out", filepath.Join(c.out, j.file)); err != nil {
+				return err
+			}
+		}
+	}
+	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	defer prog.close()
+	r := &figRun{c: c, prog: prog, data: map[string]*figData{}, stage: map[string]float64{}}
+	var figSec []engine.StageTime
+	for _, j := range jobs {
+		if !c.figs[j.fig] {
+			continue
+		}
+		t0 := time.Now()
+		path := filepath.Join(c.out, j.file)
+		grid, err := j.fn(r, ctx)
+		if err != nil {
+			return err
+		}
+		prog.update("plot", 0, 0, false)
+		err = writeGrid(path, grid)
+		prog.update("plot", 0, 0, true)
+		if err != nil {
+			return writeError("out", path, err)
+		}
+		out.add(path)
+		figSec = append(figSec, engine.StageTime{Name: fmt.Sprintf("fig %d", j.fig), Seconds: time.Since(t0).Seconds()})
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	prog.close()
+	if !c.quiet {
+		sum := summary{Command: "figures", N: c.n, D: 3, K: c.k, P: 2, Solver: solverName(c.solver),
+			WallSeconds: time.Since(start).Seconds(), PeakRSSBytes: peakRSS(), Outputs: out.files}
+		for _, name := range r.order {
+			sum.Stages = append(sum.Stages, engine.StageTime{Name: name, Seconds: r.stage[name]})
+		}
+		sum.Stages = append(sum.Stages, figSec...)
+		sum.write(e.stderr)
+		fmt.Fprintf(e.stderr, "  %d fits, %d generations\n", r.fits, r.gens)
+	}
+	return nil
+}

@@ -1,0 +1,703 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"glle/bench"
+	"glle/engine"
+)
+
+// errHelp is returned by the parsers when -h, -help or "help" was asked for; the config that
+// comes with it names the topic.
+var errHelp = errors.New("help requested")
+
+// inputError is a problem with what the user passed: exit status 2, printed as
+// "glle-bench: <problem>: <fix>".
+type inputError struct {
+	problem, fix string
+}
+
+func (e *inputError) Error() string {
+	if e.fix == "" {
+		return e.problem
+	}
+	return e.problem + ": " + e.fix
+}
+
+func badInput(fix, format string, a ...any) error {
+	return &inputError{problem: fmt.Sprintf(format, a...), fix: fix}
+}
+
+// flagSpec documents one flag in the usage text.
+type flagSpec struct {
+	name, arg, def, usage string
+}
+
+// flags wraps a flag.FlagSet and remembers the declaration order and the documented
+// defaults, so the usage text lists flags in a sensible order with their defaults.
+type flags struct {
+	fs    *flag.FlagSet
+	specs []flagSpec
+}
+
+func newFlags(name string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flags{fs: fs}
+}
+
+func (f *flags) str(p *string, name, def, arg, usage string, defText ...string) {
+	f.fs.StringVar(p, name, def, usage)
+	d := def
+	if d == "" {
+		d = "none"
+	}
+	d = pick(defText, d)
+	f.specs = append(f.specs, flagSpec{name, arg, d, usage})
+}
+
+func (f *flags) int(p *int, name string, def int, usage string, defText ...string) {
+	f.fs.IntVar(p, name, def, usage)
+	f.specs = append(f.specs, flagSpec{name, "N", pick(defText, fmt.Sprint(def)), usage})
+}
+
+func (f *flags) u64(p *uint64, name string, def uint64, usage string) {
+	f.fs.Uint64Var(p, name, def, usage)
+	f.specs = append(f.specs, flagSpec{name, "S", fmt.Sprint(def), usage})
+}
+
+func (f *flags) float(p *float64, name string, def float64, arg, usage string, defText ...string) {
+	f.fs.Float64Var(p, name, def, usage)
+	f.specs = append(f.specs, flagSpec{name, arg, pick(defText, fmt.Sprint(def)), usage})
+}
+
+func (f *flags) boolean(p *bool, name, usage string) {
+	f.fs.BoolVar(p, name, false, usage)
+	f.specs = append(f.specs, flagSpec{name, "", "false", usage})
+}
+
+func pick(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
+}
+
+// parse parses args and turns every flag package error into one inputError.
+func (f *flags) parse(cmd string, args []string) (set map[string]bool, err error) {
+	if err := f.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, badInput(fmt.Sprintf("run 'glle-bench %s -h' for the flags", cmd), "%s", oneLine(err.Error()))
+	}
+	if f.fs.NArg() > 0 {
+		return nil, badInput(fmt.Sprintf("every option is a flag; run 'glle-bench %s -h'", cmd), "unexpected argument %q", clip(f.fs.Arg(0)))
+	}
+	set = map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set, nil
+}
+
+// usage writes the synopsis and every flag with its default.
+func (f *flags) usage(w io.Writer, synopsis, about string) {
+	fmt.Fprintf(w, "usage: %s\n\n%s\n\nflags:\n", synopsis, about)
+	for _, s := range f.specs {
+		head := "-" + s.name
+		if s.arg != "" {
+			head += " " + s.arg
+		}
+		if strings.HasSuffix(s.usage, "(required)") {
+			fmt.Fprintf(w, "  %-22s %s\n", head, s.usage)
+			continue
+		}
+		fmt.Fprintf(w, "  %-22s %s (default %s)\n", head, s.usage, s.def)
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", "; ")
+}
+
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "..."
+	}
+	return s
+}
+
+// Data file formats the binary reads and writes, by extension.
+var matrixExts = []string{".npy", ".csv", ".tsv", ".txt"}
+
+func checkMatrixExt(flagName, path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range matrixExts {
+		if ext == e {
+			return nil
+		}
+	}
+	return badInput("use a .npy or .csv file name", "-%s %q has an unknown extension %q", flagName, clip(path), ext)
+}
+
+func checkDataset(name string) error {
+	for _, d := range bench.DatasetNames() {
+		if strings.EqualFold(name, d) {
+			return nil
+		}
+	}
+	return badInput("use one of "+strings.Join(bench.DatasetNames(), ", "), "unknown dataset %q", clip(name))
+}
+
+func parseMethod(s string) (engine.Method, error) {
+	m, err := engine.ParseMethod(s)
+	if err != nil {
+		return 0, badInput("use one of lle, em, direct, em-paper, direct-paper", "unknown method %q", clip(s))
+	}
+	return m, nil
+}
+
+func parseSolver(s string) (engine.Solver, error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return engine.SolverAuto, nil
+	case "sparse":
+		return engine.SolverSparse, nil
+	case "dense":
+		return engine.SolverDense, nil
+	}
+	return 0, badInput("use auto, sparse or dense", "unknown solver %q", clip(s))
+}
+
+func solverName(s engine.Solver) string {
+	switch s {
+	case engine.SolverSparse:
+		return "sparse"
+	case engine.SolverDense:
+		return "dense"
+	}
+	return "auto"
+}
+
+func parseRegMode(s string) (engine.RegMode, error) {
+	switch strings.ToLower(s) {
+	case "trace":
+		return engine.RegTrace, nil
+	case "absolute":
+		return engine.RegAbsolute, nil
+	}
+	return 0, badInput("use trace or absolute", "unknown regularization mode %q", clip(s))
+}
+
+func regModeName(m engine.RegMode) string {
+	if m == engine.RegAbsolute {
+		return "absolute"
+	}
+	return "trace"
+}
+
+func parseScaling(s string) (engine.Scaling, error) {
+	switch strings.ToLower(s) {
+	case "unit":
+		return engine.UnitNorm, nil
+	case "paper":
+		return engine.PaperScaling, nil
+	}
+	return 0, badInput("use unit or paper", "unknown scaling %q", clip(s))
+}
+
+func scalingName(s engine.Scaling) string {
+	if s == engine.PaperScaling {
+		return "paper"
+	}
+	return "unit"
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// ---------------------------------------------------------------------------------------
+// dataset
+
+type datasetConfig struct {
+	name     string
+	n        int
+	seed     uint64
+	out      string
+	colorOut string
+	quiet    bool
+}
+
+const datasetSynopsis = "glle-bench dataset -name NAME -n N -seed S -out X.npy [-color-out t.npy]"
+
+func datasetFlags(c *datasetConfig) *flags {
+	f := newFlags("dataset")
+	f.str(&c.name, "name", "", "NAME", "dataset: "+strings.Join(bench.DatasetNames(), ", ")+" (required)")
+	f.int(&c.n, "n", 5000, "number of points (before removal for swissroll-hole and severed-sphere)")
+	f.u64(&c.seed, "seed", 1, "random seed; the same seed gives the same points")
+	f.str(&c.out, "out", "", "X.npy", "output points, n x 3 (.npy or .csv) (required)")
+	f.str(&c.colorOut, "color-out", "", "t.npy", "also write the colour (manifold coordinate), n x 1")
+	f.boolean(&c.quiet, "q", "no summary on stderr")
+	return f
+}
+
+func parseDataset(args []string) (datasetConfig, error) {
+	var c datasetConfig
+	f := datasetFlags(&c)
+	if _, err := f.parse("dataset", args); err != nil {
+		return c, err
+	}
+	switch {
+	case c.name == "":
+		return c, badInput("add -name "+strings.Join(bench.DatasetNames(), "|"), "-name is required")
+	case c.out == "":
+		return c, badInput("add -out X.npy", "-out is required")
+	case c.n < 1:
+		return c, badInput("use -n 1 or more", "-n %d: the number of points must be positive", c.n)
+	}
+	if err := checkDataset(c.name); err != nil {
+		return c, err
+	}
+	if err := checkMatrixExt("out", c.out); err != nil {
+		return c, err
+	}
+	if c.colorOut != "" {
+		if err := checkMatrixExt("color-out", c.colorOut); err != nil {
+			return c, err
+		}
+		if samePath(c.colorOut, c.out) {
+			return c, badInput("give -color-out its own file name", "-color-out and -out are the same file")
+		}
+	}
+	return c, nil
+}
+
+// ---------------------------------------------------------------------------------------
+// embed
+
+type embedConfig struct {
+	in, dataset string
+	n           int
+	settings    engine.Settings
+	seed        uint64
+	out         string
+	model       string
+	generations int
+	covScale    float64
+	jsonPath    string
+	plot        string
+	color       string
+	quiet       bool
+}
+
+const embedSynopsis = "glle-bench embed (-in X.npy|X.csv | -dataset NAME [-n N]) -method METHOD -out Y.npy [flags]"
+
+type embedRaw struct {
+	method, solver, regMode, scaling string
+	k, dim, emIters, workers         int
+	reg, emTol, directRidge          float64
+}
+
+func embedFlags(c *embedConfig, r *embedRaw) *flags {
+	f := newFlags("embed")
+	f.str(&c.in, "in", "", "X.npy", "input data, one point per row (.npy float64/float32 2-D, or .csv/.tsv/.txt)")
+	f.str(&c.dataset, "dataset", "", "NAME", "use a built-in dataset instead of -in: "+strings.Join(bench.DatasetNames(), ", "))
+	f.int(&c.n, "n", 5000, "points of -dataset (before removal for the datasets with holes)")
+	f.str(&r.method, "method", "lle", "METHOD", "lle, em, direct, em-paper or direct-paper")
+	f.int(&r.k, "k", 10, "neighbours per point")
+	f.int(&r.dim, "dim", 2, "embedding dimension p (1 <= p < d)")
+	f.u64(&c.seed, "seed", 1, "seed of the dataset, the fit's draws (em-paper) and the generations")
+	f.str(&c.out, "out", "", "Y.npy", "output embedding of the fit, n x p (.npy or .csv) (required)")
+	f.str(&c.model, "model", "", "DIR", "save the fitted model to DIR (created if missing) for 'glle-bench generate'")
+	f.int(&r.emIters, "em-iters", 0, "EM iterations: em-paper runs exactly this many, em at most this many", "10 for em-paper, 200 for em")
+	f.float(&r.emTol, "em-tol", 1e-10, "TOL", "em stops when the largest relative change of sigma_i is below TOL")
+	f.float(&r.reg, "reg", 1e-3, "R", "LLE ridge regularization", "1e-3, or 1e-7 with -reg-mode absolute")
+	f.str(&r.regMode, "reg-mode", "trace", "MODE", "trace (ridge R*tr(G_i)) or absolute (ridge R, the authors' code)")
+	f.float(&r.directRidge, "direct-ridge", 0, "R", "ridge added to singular direct-paper matrices (0: singular is an error)")
+	f.str(&r.scaling, "scaling", "unit", "S", "unit (unit-norm eigenvectors) or paper ((1/n) Y^T Y = I)")
+	f.str(&r.solver, "solver", "auto", "S", "eigensolver: auto, sparse or dense (dense: O(n^3), n <= 20000)")
+	f.int(&r.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
+	f.int(&c.generations, "generations", 0, "also write G generations Y_gen000 ... (em, direct, em-paper, direct-paper)")
+	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the generations (a*Omega_i or a*Gamma_i)")
+	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
+	f.str(&c.plot, "plot", "", "Y.png", "plot the embedding (and the generations) as PNG")
+	f.str(&c.color, "color", "", "t.npy", "colour of the plotted points, n values (default: the dataset's manifold coordinate, or the first input column)")
+	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	return f
+}
+
+func parseEmbed(args []string) (embedConfig, error) {
+	var c embedConfig
+	var r embedRaw
+	f := embedFlags(&c, &r)
+	set, err := f.parse("embed", args)
+	if err != nil {
+		return c, err
+	}
+	s := &c.settings
+	if s.Method, err = parseMethod(r.method); err != nil {
+		return c, err
+	}
+	if s.Solver, err = parseSolver(r.solver); err != nil {
+		return c, err
+	}
+	if s.RegMode, err = parseRegMode(r.regMode); err != nil {
+		return c, err
+	}
+	if s.Scaling, err = parseScaling(r.scaling); err != nil {
+		return c, err
+	}
+	s.K, s.Dim, s.EMIters, s.Workers, s.EMTol, s.DirectRidge, s.Seed = r.k, r.dim, r.emIters, r.workers, r.emTol, r.directRidge, c.seed
+	s.Reg = r.reg
+	if !set["reg"] && s.RegMode == engine.RegAbsolute {
+		s.Reg = 1e-7
+	}
+	switch {
+	case c.in == "" && c.dataset == "":
+		return c, badInput("add -in X.npy or -dataset NAME", "no input data")
+	case c.in != "" && c.dataset != "":
+		return c, badInput("give only one of them", "both -in and -dataset given")
+	case c.in != "" && set["n"]:
+		return c, badInput("drop -n (the file's rows are the points)", "-n applies only to -dataset")
+	case c.out == "":
+		return c, badInput("add -out Y.npy", "-out is required")
+	case s.K < 1:
+		return c, badInput("use -k 1 or more", "-k %d: the number of neighbours must be at least 1", s.K)
+	case s.Dim < 1:
+		return c, badInput("use -dim 1 or more", "-dim %d: the embedding dimension must be at least 1", s.Dim)
+	case c.dataset != "" && c.n < 0:
+		return c, badInput("use a positive -n", "-n %d: negative number of points", c.n)
+	case c.dataset != "" && c.n <= s.K:
+		return c, badInput("use a larger -n or a smaller -k", "-n %d points but -k %d neighbours: need n > k", c.n, s.K)
+	case c.dataset != "" && s.Dim >= 3:
+		return c, badInput("use -dim 1 or 2", "-dim %d but dataset %s has only d = 3 columns: need dim < d", s.Dim, c.dataset)
+	case !(s.Reg > 0) || !finite(s.Reg):
+		return c, badInput("use a small positive value such as 1e-3", "-reg %v: the regularization must be positive", s.Reg)
+	case !(s.EMTol > 0) || !finite(s.EMTol):
+		return c, badInput("use a small positive value such as 1e-10", "-em-tol %v: must be positive", s.EMTol)
+	case set["em-iters"] && s.EMIters < 1:
+		return c, badInput("use -em-iters 1 or more", "-em-iters %d: must be at least 1", s.EMIters)
+	case !(s.DirectRidge >= 0) || !finite(s.DirectRidge):
+		return c, badInput("use 0 or a small positive value", "-direct-ridge %v: must be a non-negative number", s.DirectRidge)
+	case s.Workers < 0:
+		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", s.Workers)
+	case c.generations < 0:
+		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
+	case c.generations > 0 && !s.Method.Generative():
+		return c, badInput("use -method em, direct, em-paper or direct-paper", "-generations needs a generative method, lle has no stochastic weights")
+	case !(c.covScale >= 0) || !finite(c.covScale):
+		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
+	case c.color != "" && c.plot == "":
+		return c, badInput("add -plot Y.png or drop -color", "-color only colours a -plot")
+	}
+	if c.dataset != "" {
+		if err := checkDataset(c.dataset); err != nil {
+			return c, err
+		}
+	}
+	if err := checkMatrixExt("out", c.out); err != nil {
+		return c, err
+	}
+	if c.in != "" {
+		if err := checkMatrixExt("in", c.in); err != nil {
+			return c, err
+		}
+	}
+	if c.color != "" {
+		if err := checkMatrixExt("color", c.color); err != nil {
+			return c, err
+		}
+	}
+	if c.plot != "" && strings.ToLower(filepath.Ext(c.plot)) != ".png" {
+		return c, badInput("use a .png file name", "-plot %q is not a .png file", clip(c.plot))
+	}
+	outs := []string{c.out}
+	for g := 0; g < c.generations && g < 2; g++ {
+		outs = append(outs, genPath(c.out, g))
+	}
+	for _, p := range []string{c.jsonPath, c.plot} {
+		if p != "" {
+			outs = append(outs, p)
+		}
+	}
+	if err := distinct(outs); err != nil {
+		return c, err
+	}
+	for _, p := range outs {
+		if c.in != "" && samePath(p, c.in) {
+			return c, badInput("choose another output name", "output %q would overwrite the input", clip(p))
+		}
+	}
+	return c, nil
+}
+
+// genPath returns the file of generation g beside out: Y.npy -> Y_gen000.npy.
+func genPath(out string, g int) string {
+	ext := filepath.Ext(out)
+	return fmt.Sprintf("%s_gen%03d%s", strings.TrimSuffix(out, ext), g, ext)
+}
+
+func samePath(a, b string) bool { return filepath.Clean(a) == filepath.Clean(b) }
+
+func distinct(paths []string) error {
+	for i := range paths {
+		for j := 0; j < i; j++ {
+			if samePath(paths[i], paths[j]) {
+				return badInput("give every output its own file name", "output %q is given twice", clip(paths[i]))
+			}
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------------------
+// generate
+
+type generateConfig struct {
+	model       string
+	generations int
+	covScale    float64
+	seed        uint64
+	out         string // prefix
+	ext         string // output extension (.npy unless the prefix ends in one)
+	solver      string // "" = the model's
+	workers     int
+	jsonPath    string
+	quiet       bool
+}
+
+const generateSynopsis = "glle-bench generate -model DIR -generations G [-cov-scale A] [-seed S] -out PREFIX"
+
+func generateFlags(c *generateConfig) *flags {
+	f := newFlags("generate")
+	f.str(&c.model, "model", "", "DIR", "model directory written by 'glle-bench embed -model DIR' (required)")
+	f.int(&c.generations, "generations", 0, "number of generations to write, at least 1 (required)")
+	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a (a*Omega_i or a*Gamma_i)")
+	f.u64(&c.seed, "seed", 1, "seed of the draws; the embed run's seed reproduces its generations exactly")
+	f.str(&c.out, "out", "", "PREFIX", "writes PREFIX_gen000.npy ...; a PREFIX ending in .npy/.csv picks the format (required)")
+	f.str(&c.solver, "solver", "", "S", "eigensolver: auto, sparse or dense", "the model's")
+	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
+	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
+	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	return f
+}
+
+func parseGenerate(args []string) (generateConfig, error) {
+	var c generateConfig
+	f := generateFlags(&c)
+	if _, err := f.parse("generate", args); err != nil {
+		return c, err
+	}
+	switch {
+	case c.model == "":
+		return c, badInput("add -model DIR (written by 'glle-bench embed -model DIR')", "-model is required")
+	case c.out == "":
+		return c, badInput("add -out PREFIX", "-out is required")
+	case c.generations < 1:
+		return c, badInput("use -generations 1 or more", "-generations %d: need at least one generation", c.generations)
+	case !(c.covScale >= 0) || !finite(c.covScale):
+		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
+	case c.workers < 0:
+		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	}
+	if c.solver != "" {
+		if _, err := parseSolver(c.solver); err != nil {
+			return c, err
+		}
+	}
+	c.ext = ".npy"
+	ext := strings.ToLower(filepath.Ext(c.out))
+	for _, e := range matrixExts {
+		if ext == e {
+			c.ext = filepath.Ext(c.out)
+			c.out = strings.TrimSuffix(c.out, c.ext)
+		}
+	}
+	if c.out == "" || strings.HasSuffix(c.out, "/") {
+		return c, badInput("give a file name prefix such as out/run", "-out %q has no file name", clip(c.out+c.ext))
+	}
+	return c, nil
+}
+
+// genFile is the file of generation g of a generate run.
+func (c generateConfig) genFile(g int) string { return genPath(c.out+c.ext, g) }
+
+// ---------------------------------------------------------------------------------------
+// figures
+
+type figuresConfig struct {
+	out     string
+	n       int
+	k       int
+	seed    uint64
+	solver  engine.Solver
+	workers int
+	figs    map[int]bool
+	quiet   bool
+}
+
+const figuresSynopsis = "glle-bench figures -out DIR [-n 5000] [-seed S]"
+
+func figuresFlags(c *figuresConfig, solver, figs *string) *flags {
+	f := newFlags("figures")
+	f.str(&c.out, "out", "", "DIR", "output folder, created if missing (required)")
+	f.int(&c.n, "n", 5000, "points per dataset (before removal for the datasets with holes)")
+	f.int(&c.k, "k", 10, "neighbours per point")
+	f.u64(&c.seed, "seed", 1, "seed of the datasets and the generations")
+	f.str(figs, "figs", "2,3,4", "LIST", "which figures to draw (comma separated subset of 2,3,4)")
+	f.str(solver, "solver", "auto", "S", "eigensolver: auto, sparse or dense")
+	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs)")
+	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	return f
+}
+
+func parseFigures(args []string) (figuresConfig, error) {
+	var c figuresConfig
+	var solver, figs string
+	f := figuresFlags(&c, &solver, &figs)
+	if _, err := f.parse("figures", args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.solver, err = parseSolver(solver); err != nil {
+		return c, err
+	}
+	switch {
+	case c.out == "":
+		return c, badInput("add -out DIR", "-out is required")
+	case c.k < 1:
+		return c, badInput("use -k 1 or more", "-k %d: the number of neighbours must be at least 1", c.k)
+	case c.n < 0:
+		return c, badInput("use a positive -n", "-n %d: negative number of points", c.n)
+	case c.n <= c.k:
+		return c, badInput("use a larger -n or a smaller -k", "-n %d points but -k %d neighbours: need n > k", c.n, c.k)
+	case c.workers < 0:
+		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	}
+	c.figs = map[int]bool{}
+	for _, s := range strings.Split(figs, ",") {
+		switch strings.TrimSpace(s) {
+		case "2":
+			c.figs[2] = true
+		case "3":
+			c.figs[3] = true
+		case "4":
+			c.figs[4] = true
+		default:
+			return c, badInput("use a comma separated subset of 2,3,4", "-figs %q names an unknown figure", clip(figs))
+		}
+	}
+	return c, nil
+}
+
+// ---------------------------------------------------------------------------------------
+// top level
+
+// helpConfig asks for a usage text: topic "" is the overview.
+type helpConfig struct{ topic string }
+
+var commands = []string{"dataset", "embed", "generate", "figures", "help"}
+
+// parseArgs parses a whole command line (without the program name) into one of
+// datasetConfig, embedConfig, generateConfig, figuresConfig or helpConfig. It is pure (no
+// file system access) and never panics. On -h it returns the helpConfig of the command and
+// errHelp.
+func parseArgs(args []string) (any, error) {
+	if len(args) == 0 {
+		return helpConfig{}, badInput("run 'glle-bench help' for the commands", "no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "dataset":
+		c, err := parseDataset(rest)
+		return helpOr(c, "dataset", err)
+	case "embed":
+		c, err := parseEmbed(rest)
+		return helpOr(c, "embed", err)
+	case "generate":
+		c, err := parseGenerate(rest)
+		return helpOr(c, "generate", err)
+	case "figures":
+		c, err := parseFigures(rest)
+		return helpOr(c, "figures", err)
+	case "help", "-h", "-help", "--help":
+		if len(rest) == 0 {
+			return helpConfig{}, nil
+		}
+		for _, c := range commands[:4] {
+			if rest[0] == c {
+				return helpConfig{topic: c}, nil
+			}
+		}
+		return helpConfig{}, badInput("use one of "+strings.Join(commands, ", "), "unknown help topic %q", clip(rest[0]))
+	}
+	return helpConfig{}, badInput("use one of "+strings.Join(commands, ", ")+" (glle-bench help)", "unknown command %q", clip(cmd))
+}
+
+func helpOr(c any, cmd string, err error) (any, error) {
+	if errors.Is(err, errHelp) {
+		return helpConfig{topic: cmd}, errHelp
+	}
+	return c, err
+}
+
+const overview = `glle-bench: locally linear embedding (LLE) and generative LLE (GLLE) from the command line.
+
+commands:
+  dataset   write one of the paper's datasets (swissroll, scurve, swissroll-hole, severed-sphere)
+  embed     fit LLE or GLLE to a data file or a dataset, write the embedding, generations, the model
+  generate  draw new embeddings from a model saved by 'embed -model DIR' without refitting
+  figures   draw the paper's Figs. 2, 3 and 4 as PNG files
+  help      this text; 'glle-bench help CMD' or 'glle-bench CMD -h' for one command
+
+Exit status: 0 success, 1 internal failure, 2 bad input (one line on stderr says what to do),
+130 interrupted. Outputs are written atomically; a failed run leaves none behind.
+`
+
+// writeUsage writes the help text of topic ("" = overview and every command).
+func writeUsage(w io.Writer, topic string) {
+	var (
+		dc datasetConfig
+		ec embedConfig
+		er embedRaw
+		gc generateConfig
+		fc figuresConfig
+		s1 string
+		s2 string
+	)
+	one := func(t string) {
+		switch t {
+		case "dataset":
+			datasetFlags(&dc).usage(w, datasetSynopsis, "Writes a dataset of the paper as an n x 3 matrix, deterministic per seed.")
+		case "embed":
+			embedFlags(&ec, &er).usage(w, embedSynopsis,
+				"Fits the method, writes the base embedding to -out and, with -generations G, G new embeddings\n"+
+					"Y_gen000 ... beside it (same stem and format). -model DIR saves neighbors.npy, weights.npy,\n"+
+					"sigma.npy (EM methods), embedding.npy, X.npy and model.json.")
+		case "generate":
+			generateFlags(&gc).usage(w, generateSynopsis,
+				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed and -cov-scale\n"+
+					"the files are bit-identical to the ones 'embed -generations' wrote.")
+		case "figures":
+			figuresFlags(&fc, &s1, &s2).usage(w, figuresSynopsis,
+				"Writes DIR/fig2_datasets.png (the four datasets in 3-D), DIR/fig3_generations.png (LLE, four EM and\n"+
+					"four direct-sampling generations per dataset) and DIR/fig4_cov_scale.png (a in 0.01, 0.1, 1, 5, 10).")
+		}
+	}
+	if topic != "" {
+		one(topic)
+		return
+	}
+	fmt.Fprint(w, overview)
+	for _, t := range commands[:4] {
+		fmt.Fprintln(w)
+		one(t)
+	}
+}

@@ -1,0 +1,643 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+	"glle/bench/dataio"
+)
+
+// bin is the glle-bench binary built once by TestMain.
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "glle-bench-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "glle-bench")
+	args := []string{"build", "-o", bin}
+	if buildTags != "" {
+		args = append(args, "-tags", buildTags)
+	}
+	args = append(args, ".")
+	gocmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gocmd); err != nil {
+		gocmd = "go"
+	}
+	cmd := exec.Command(gocmd, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building glle-bench:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runBin runs the binary in dir with args.
+func runBin(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("running glle-bench %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{so.String(), se.String(), code}
+}
+
+// mustRun runs the binary and fails the test unless it exits 0.
+func mustRun(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	r := runBin(t, dir, args...)
+	if r.code != 0 {
+		t.Fatalf("glle-bench %s: exit %d\nstderr: %s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "\r") {
+		t.Errorf("glle-bench %s drew a progress line although stderr is not a terminal", strings.Join(args, " "))
+	}
+	return r
+}
+
+func readM(t *testing.T, path string) *mat.Dense {
+	t.Helper()
+	m, err := dataio.ReadMatrix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	x, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x, y) {
+		t.Errorf("%s and %s differ", filepath.Base(a), filepath.Base(b))
+	}
+}
+
+// listTree returns every file under dir (relative paths), hidden temporaries included.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func isPNG(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%s is not a PNG file", path)
+	}
+}
+
+func TestHelpListsEveryFlag(t *testing.T) {
+	dir := t.TempDir()
+	all := mustRun(t, dir, "help").stdout
+	var (
+		dc datasetConfig
+		ec embedConfig
+		er embedRaw
+		gc generateConfig
+		fc figuresConfig
+		s1 string
+		s2 string
+	)
+	sets := map[string]*flags{
+		"dataset":  datasetFlags(&dc),
+		"embed":    embedFlags(&ec, &er),
+		"generate": generateFlags(&gc),
+		"figures":  figuresFlags(&fc, &s1, &s2),
+	}
+	for cmd, f := range sets {
+		own := mustRun(t, dir, cmd, "-h").stdout
+		viaHelp := mustRun(t, dir, "help", cmd).stdout
+		if own != viaHelp {
+			t.Errorf("'%s -h' and 'help %s' differ", cmd, cmd)
+		}
+		n := 0
+		f.fs.VisitAll(func(fl *flag.Flag) {
+			n++
+			for _, text := range []string{all, own} {
+				found := false
+				for _, line := range strings.Split(text, "\n") {
+					if strings.HasPrefix(strings.TrimSpace(line), "-"+fl.Name+" ") || strings.TrimSpace(line) == "-"+fl.Name {
+						found = true
+						if !strings.Contains(line, "(default ") && !strings.Contains(line, "(required)") {
+							t.Errorf("%s: flag -%s has no documented default: %q", cmd, fl.Name, line)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("%s: help does not list -%s", cmd, fl.Name)
+				}
+			}
+		})
+		if n != len(f.specs) {
+			t.Errorf("%s: %d flags defined, %d documented", cmd, n, len(f.specs))
+		}
+	}
+	for _, want := range []string{"-in", "-dataset", "-method", "-k", "-dim", "-seed", "-out", "-model", "-em-iters", "-reg",
+		"-workers", "-generations", "-cov-scale", "-json", "-plot", "-color", "-color-out", "-name", "-n"} {
+		if !strings.Contains(all, "  "+want+" ") {
+			t.Errorf("help does not list issue flag %s", want)
+		}
+	}
+}
+
+func TestDatasetRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range bench.DatasetNames() {
+		mustRun(t, dir, "dataset", "-name", name, "-n", "300", "-seed", "7", "-out", name+".npy", "-color-out", name+"_t.npy", "-q")
+		mustRun(t, dir, "dataset", "-name", name, "-n", "300", "-seed", "7", "-out", name+".csv", "-color-out", name+"_t.csv", "-q")
+		X, col, err := bench.Dataset(name, 300, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{name + ".npy", name + ".csv"} {
+			if got := readM(t, filepath.Join(dir, f)); !mat.Equal(got, X) {
+				t.Errorf("%s differs from bench.Dataset", f)
+			}
+		}
+		for _, f := range []string{name + "_t.npy", name + "_t.csv"} {
+			got := readM(t, filepath.Join(dir, f))
+			if !mat.Equal(got, mat.NewDense(len(col), 1, col)) {
+				t.Errorf("%s differs from the dataset colour", f)
+			}
+		}
+	}
+	// Deterministic per seed, different across seeds.
+	mustRun(t, dir, "dataset", "-name", "scurve", "-n", "300", "-seed", "7", "-out", "again.npy", "-q")
+	sameFile(t, filepath.Join(dir, "scurve.npy"), filepath.Join(dir, "again.npy"))
+	r := mustRun(t, dir, "dataset", "-name", "scurve", "-n", "300", "-seed", "8", "-out", "other.npy")
+	if mat.Equal(readM(t, filepath.Join(dir, "other.npy")), readM(t, filepath.Join(dir, "scurve.npy"))) {
+		t.Error("seeds 7 and 8 gave the same points")
+	}
+	if !strings.Contains(r.stderr, "n=300") {
+		t.Errorf("dataset summary missing: %q", r.stderr)
+	}
+}
+
+// writeNPYFloat32 writes a float32 Fortran-order .npy file (exercising the other reader paths).
+func writeNPYFloat32Fortran(t *testing.T, path string, X *mat.Dense) {
+	t.Helper()
+	r, c := X.Dims()
+	h := fmt.Sprintf("{'descr': '<f4', 'fortran_order': True, 'shape': (%d, %d), }", r, c)
+	h += strings.Repeat(" ", 63-(10+len(h))%64) + "\n"
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	binary.Write(&b, binary.LittleEndian, uint16(len(h)))
+	b.WriteString(h)
+	for j := 0; j < c; j++ {
+		for i := 0; i < r; i++ {
+			binary.Write(&b, binary.LittleEndian, float32(X.At(i, j)))
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEmbedFileFormats(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "scurve", "-n", "400", "-out", "x.npy", "-q")
+	X := readM(t, filepath.Join(dir, "x.npy"))
+	if err := dataio.WriteMatrix(filepath.Join(dir, "x.csv"), X); err != nil {
+		t.Fatal(err)
+	}
+	// Whitespace-separated text with a header row.
+	var txt strings.Builder
+	txt.WriteString("a b c\n")
+	for i := 0; i < 400; i++ {
+		fmt.Fprintf(&txt, "%v %v %v\n", X.At(i, 0), X.At(i, 1), X.At(i, 2))
+	}
+	os.WriteFile(filepath.Join(dir, "x.txt"), []byte(txt.String()), 0o644)
+
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "lle", "-out", "y.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.csv", "-method", "lle", "-out", "y_csv.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.txt", "-method", "lle", "-out", "y_txt.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "lle", "-out", "y.csv", "-q")
+	sameFile(t, filepath.Join(dir, "y.npy"), filepath.Join(dir, "y_csv.npy"))
+	sameFile(t, filepath.Join(dir, "y.npy"), filepath.Join(dir, "y_txt.npy"))
+	Y := readM(t, filepath.Join(dir, "y.npy"))
+	if n, p := Y.Dims(); n != 400 || p != 2 {
+		t.Fatalf("embedding is %dx%d, want 400x2", n, p)
+	}
+	if !mat.Equal(Y, readM(t, filepath.Join(dir, "y.csv"))) {
+		t.Error("the .csv output differs from the .npy output")
+	}
+	// -in with the dataset gives the same embedding as -dataset.
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-method", "lle", "-out", "y_ds.npy", "-q")
+	sameFile(t, filepath.Join(dir, "y.npy"), filepath.Join(dir, "y_ds.npy"))
+
+	// float32, Fortran order: a valid input (values rounded to float32).
+	writeNPYFloat32Fortran(t, filepath.Join(dir, "x32.npy"), X)
+	mustRun(t, dir, "embed", "-in", "x32.npy", "-method", "em", "-dim", "1", "-out", "y32.npy", "-q")
+	if n, p := readM(t, filepath.Join(dir, "y32.npy")).Dims(); n != 400 || p != 1 {
+		t.Errorf("float32 input: embedding is %dx%d, want 400x1", n, p)
+	}
+}
+
+// TestSavedModelRegenerates checks every generative method: embed -generations and generate
+// from the saved model write bit-identical files; the model folder holds the promised files.
+func TestSavedModelRegenerates(t *testing.T) {
+	dir := t.TempDir()
+	type run struct{ method, solver string }
+	var runs []run
+	for _, method := range []string{"em", "direct", "em-paper", "direct-paper"} {
+		runs = append(runs, run{method, "auto"}, run{method, "dense"})
+	}
+	for _, rn := range runs {
+		t.Run(rn.method+"/"+rn.solver, func(t *testing.T) {
+			dir := filepath.Join(dir, rn.solver)
+			os.MkdirAll(dir, 0o755)
+			method := rn.method
+			m := "m_" + method
+			args := []string{"embed", "-dataset", "swissroll", "-n", "500", "-method", method, "-seed", "3", "-generations", "2",
+				"-cov-scale", "0.5", "-out", method + ".npy", "-model", m, "-json", method + ".json", "-solver", rn.solver}
+			if method == "direct-paper" {
+				args = append(args, "-direct-ridge", "1e-6")
+			}
+			r := mustRun(t, dir, args...)
+			for _, w := range []string{"n=500", "k=10", "p=2", "stages:", "eigenvalues", "peak RSS"} {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("summary lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if buildTags == "purego" && strings.Contains(r.stderr, "backend=openblas") {
+				t.Errorf("purego test run uses a binary with the OpenBLAS backend: %s", r.stderr)
+			}
+			mustRun(t, dir, "generate", "-model", m, "-generations", "2", "-cov-scale", "0.5", "-seed", "3", "-out", "re_"+method, "-q")
+			for g := 0; g < 2; g++ {
+				sameFile(t, filepath.Join(dir, fmt.Sprintf("%s_gen%03d.npy", method, g)), filepath.Join(dir, fmt.Sprintf("re_%s_gen%03d.npy", method, g)))
+			}
+			// Another seed gives other embeddings; workers do not matter.
+			mustRun(t, dir, "generate", "-model", m, "-generations", "1", "-cov-scale", "0.5", "-seed", "4", "-out", "s4_"+method+".npy", "-q")
+			if bytes.Equal(mustRead(t, dir, method+"_gen000.npy"), mustRead(t, dir, "s4_"+method+"_gen000.npy")) {
+				t.Error("seeds 3 and 4 generated the same embedding")
+			}
+			mustRun(t, dir, "generate", "-model", m, "-generations", "1", "-cov-scale", "0.5", "-seed", "3", "-workers", "1", "-out", "w1_"+method+".csv", "-q")
+			a, b := readM(t, filepath.Join(dir, method+"_gen000.npy")), readM(t, filepath.Join(dir, "w1_"+method+"_gen000.csv"))
+			if !mat.Equal(a, b) {
+				t.Error("generate -workers 1 (csv) differs from the embed generation")
+			}
+
+			// Model files.
+			want := map[string][]int{"neighbors.npy": {500, 10}, "weights.npy": {500, 10}, "embedding.npy": {500, 2}, "X.npy": {500, 3}}
+			if method == "em" || method == "em-paper" {
+				want["sigma.npy"] = []int{500}
+			} else {
+				want["gamma.npy"] = []int{500, 10, 10}
+			}
+			for f, shape := range want {
+				a, err := dataio.ReadNPYFile(filepath.Join(dir, m, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalShape(a.Shape, shape) {
+					t.Errorf("%s has shape %v, want %v", f, a.Shape, shape)
+				}
+				if (f == "neighbors.npy") == a.IsFloat() {
+					t.Errorf("%s has the wrong dtype", f)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, m, "sigma.npy")); (err == nil) != (want["sigma.npy"] != nil) {
+				t.Errorf("sigma.npy presence wrong for %s", method)
+			}
+			sameFile(t, filepath.Join(dir, method+".npy"), filepath.Join(dir, m, "embedding.npy"))
+			var meta modelMeta
+			if err := json.Unmarshal(mustRead(t, dir, m+"/model.json"), &meta); err != nil {
+				t.Fatal(err)
+			}
+			if meta.FormatVersion != 1 || meta.Method != method || meta.N != 500 || meta.D != 3 || meta.K != 10 || meta.Dim != 2 || meta.Seed != 3 {
+				t.Errorf("model.json: %+v", meta)
+			}
+			var rep summary
+			if err := json.Unmarshal(mustRead(t, dir, method+".json"), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.N != 500 || rep.Fit == nil || len(rep.Generations) != 2 || len(rep.Stages) == 0 || len(rep.Fit.Eigen.Values) != 2 {
+				t.Errorf("JSON report incomplete: %+v", rep)
+			}
+			if (method == "em" || method == "em-paper") && rep.Fit.Sigma == nil {
+				t.Error("JSON report lacks the sigma statistics")
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestEmbedPlot(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "400", "-out", "x.npy", "-color-out", "t.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "direct", "-generations", "2", "-out", "y.npy", "-plot", "y.png", "-color", "t.npy", "-q")
+	isPNG(t, filepath.Join(dir, "y.png"))
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-out", "z.npy", "-plot", "z.png", "-q")
+	isPNG(t, filepath.Join(dir, "z.png"))
+}
+
+func TestFigures(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "figures", "-out", "figs/sub", "-n", "400")
+	for _, f := range []string{fig2File, fig3File, fig4File} {
+		isPNG(t, filepath.Join(dir, "figs/sub", f))
+	}
+	if !strings.Contains(r.stderr, "8 fits, 42 generations") {
+		t.Errorf("figures summary: %s", r.stderr)
+	}
+}
+
+// badCase is one bad input: the command must exit 2 with one line on stderr naming the
+// problem, and leave no file behind.
+type badCase struct {
+	name string
+	args []string
+	want string // substring of the message
+}
+
+func checkBad(t *testing.T, dir string, c badCase) {
+	t.Helper()
+	before := listTree(t, dir)
+	r := runBin(t, dir, c.args...)
+	if r.code != 2 {
+		t.Errorf("%s: exit %d, want 2; stderr %q", c.name, r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "glle-bench: ") || strings.Contains(r.stderr, "goroutine") {
+		t.Errorf("%s: stderr is not one 'glle-bench: ...' line: %q", c.name, r.stderr)
+	}
+	if !strings.Contains(r.stderr, c.want) {
+		t.Errorf("%s: message %q does not mention %q", c.name, r.stderr, c.want)
+	}
+	if after := listTree(t, dir); strings.Join(after, "\n") != strings.Join(before, "\n") {
+		t.Errorf("%s: files changed: before %v, after %v", c.name, before, after)
+	}
+	if r.stdout != "" {
+		t.Errorf("%s: unexpected stdout %q", c.name, r.stdout)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	w := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("empty.csv", "")
+	w("header.csv", "a,b,c\n")
+	w("ragged.csv", "1,2,3\n4,5\n")
+	w("nonnum.csv", "1,2,3\n4,x,6\n")
+	w("nan.csv", "1,2,3\n4,NaN,6\n")
+	w("inf.csv", "1,2,3\n4,inf,6\n")
+	w("corrupt.npy", "\x93NUMPY\x01\x00garbage")
+	w("ext.dat", "1,2,3\n")
+	same := strings.Repeat("1,2,3\n", 30)
+	w("same.csv", same)
+	// Two far-apart clusters: a kNN graph with two components.
+	var two strings.Builder
+	for i := 0; i < 40; i++ {
+		off := 0.0
+		if i >= 20 {
+			off = 1000
+		}
+		fmt.Fprintf(&two, "%v,%v,%v\n", off+float64(i%5), off+float64(i/5), off+math.Sin(float64(i)))
+	}
+	w("two.csv", two.String())
+	small := "1,0,0\n0,1,0\n0,0,1\n1,1,0\n1,0,1\n"
+	w("small.csv", small)
+	if err := dataio.WriteNPYFile(filepath.Join(dir, "x3d.npy"), []int{2, 2, 3}, make([]float64, 12)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dataio.WriteNPYFile(filepath.Join(dir, "x1d.npy"), []int{12}, make([]float64, 12)); err != nil {
+		t.Fatal(err)
+	}
+	nan := make([]float64, 30)
+	nan[7] = math.Inf(1)
+	if err := dataio.WriteNPYFile(filepath.Join(dir, "inf.npy"), []int{10, 3}, nan); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "adir"), 0o755)
+	os.Mkdir(filepath.Join(dir, "adir.npy"), 0o755)
+
+	ds := []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "y.npy"}
+	cases := []badCase{
+		{"no command", nil, "no command"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"unknown flag", append(ds, "-bogus"), "-bogus"},
+		{"flag value", append(ds, "-k", "ten"), "-k"},
+		{"stray argument", append(ds, "extra"), "unexpected argument"},
+		{"missing file", []string{"embed", "-in", "nope.npy", "-out", "y.npy"}, "no such file"},
+		{"input is a folder", []string{"embed", "-in", "adir.npy", "-out", "y.npy"}, "folder"},
+		{"empty file", []string{"embed", "-in", "empty.csv", "-out", "y.npy"}, "empty"},
+		{"header only", []string{"embed", "-in", "header.csv", "-out", "y.npy"}, "no data rows"},
+		{"ragged csv", []string{"embed", "-in", "ragged.csv", "-out", "y.npy"}, "line 2"},
+		{"non-numeric csv", []string{"embed", "-in", "nonnum.csv", "-out", "y.npy"}, "not a number"},
+		{"nan csv", []string{"embed", "-in", "nan.csv", "-out", "y.npy"}, "non-finite"},
+		{"inf csv", []string{"embed", "-in", "inf.csv", "-out", "y.npy"}, "non-finite"},
+		{"inf npy", []string{"embed", "-in", "inf.npy", "-out", "y.npy", "-k", "3"}, "non-finite"},
+		{"corrupt npy", []string{"embed", "-in", "corrupt.npy", "-out", "y.npy"}, "corrupt.npy"},
+		{"3-D npy", []string{"embed", "-in", "x3d.npy", "-out", "y.npy"}, "3-D"},
+		{"1-D npy", []string{"embed", "-in", "x1d.npy", "-out", "y.npy"}, "1-D"},
+		{"unknown input extension", []string{"embed", "-in", "ext.dat", "-out", "y.npy"}, "extension"},
+		{"n <= k (file)", []string{"embed", "-in", "small.csv", "-out", "y.npy"}, "need n > k"},
+		{"n <= k (dataset)", []string{"embed", "-dataset", "swissroll", "-n", "10", "-out", "y.npy"}, "need n > k"},
+		{"negative n", []string{"embed", "-dataset", "swissroll", "-n", "-4", "-out", "y.npy"}, "-n -4"},
+		{"negative n dataset", []string{"dataset", "-name", "scurve", "-n", "-4", "-out", "x.npy"}, "-n -4"},
+		{"k < 1", append(ds, "-k", "0"), "-k 0"},
+		{"dim < 1", append(ds, "-dim", "0"), "-dim 0"},
+		{"dim >= d (dataset)", append(ds, "-dim", "3"), "dim < d"},
+		{"dim >= d (file)", []string{"embed", "-in", "two.csv", "-dim", "3", "-out", "y.npy"}, "dim < d"},
+		{"unknown method", append(ds, "-method", "pca"), "unknown method"},
+		{"unknown dataset", []string{"embed", "-dataset", "torus", "-out", "y.npy"}, "unknown dataset"},
+		{"unknown dataset (dataset)", []string{"dataset", "-name", "torus", "-out", "x.npy"}, "unknown dataset"},
+		{"unknown solver", append(ds, "-solver", "magic"), "unknown solver"},
+		{"generations with lle", append(ds, "-generations", "2"), "generative"},
+		{"negative generations", append(ds, "-method", "em", "-generations", "-1"), "-generations -1"},
+		{"negative cov-scale", append(ds, "-method", "em", "-generations", "1", "-cov-scale", "-0.5"), "covariance scale"},
+		{"nan cov-scale", append(ds, "-method", "em", "-generations", "1", "-cov-scale", "NaN"), "covariance scale"},
+		{"negative reg", append(ds, "-reg", "-1"), "-reg"},
+		{"both inputs", []string{"embed", "-in", "two.csv", "-dataset", "swissroll", "-out", "y.npy"}, "both"},
+		{"no input", []string{"embed", "-out", "y.npy"}, "no input"},
+		{"no out", []string{"embed", "-dataset", "swissroll"}, "-out is required"},
+		{"identical points", []string{"embed", "-in", "same.csv", "-out", "y.npy", "-k", "5"}, "identical"},
+		{"disconnected graph", []string{"embed", "-in", "two.csv", "-out", "y.npy", "-k", "5"}, "2 connected components"},
+		{"out folder missing", []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "nofolder/y.npy"}, "does not exist"},
+		{"out is a folder", []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "adir.npy"}, "is a folder"},
+		{"out bad extension", []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "y.xyz"}, "extension"},
+		{"plot not png", append(ds, "-plot", "y.jpg"), ".png"},
+		{"json unwritable", append(ds, "-json", "nofolder/r.json"), "does not exist"},
+		{"model under a file", append(ds, "-method", "em", "-model", "two.csv/m"), "not a folder"},
+		{"color length", append(ds, "-plot", "y.png", "-color", "small.csv"), "-color"},
+		{"color without plot", append(ds, "-color", "small.csv"), "-plot"},
+		{"same outputs", append(ds, "-json", "y.npy"), "twice"},
+		{"dataset out folder", []string{"dataset", "-name", "scurve", "-out", "nofolder/x.npy"}, "does not exist"},
+		{"figures bad fig", []string{"figures", "-out", "figs", "-figs", "5"}, "-figs"},
+		{"figures n <= k", []string{"figures", "-out", "figs", "-n", "5"}, "need n > k"},
+		{"figures out is a file", []string{"figures", "-out", "two.csv"}, "not a folder"},
+		{"generate no model", []string{"generate", "-model", "nomodel", "-generations", "1", "-out", "g"}, "no such folder"},
+		{"generate not a model", []string{"generate", "-model", "adir", "-generations", "1", "-out", "g"}, "model.json is missing"},
+		{"generate zero generations", []string{"generate", "-model", "adir", "-generations", "0", "-out", "g"}, "-generations 0"},
+		{"generate negative scale", []string{"generate", "-model", "adir", "-generations", "1", "-cov-scale", "-1", "-out", "g"}, "covariance scale"},
+		{"help topic", []string{"help", "nothing"}, "unknown help topic"},
+	}
+	for _, c := range cases {
+		checkBad(t, dir, c)
+	}
+}
+
+// TestBadModel damages a saved model in every way generate must notice.
+func TestBadModel(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-out", "y.npy", "-model", "good", "-q")
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "lle", "-out", "l.npy", "-model", "lle", "-q")
+	copyModel := func(name string) string {
+		d := filepath.Join(dir, name)
+		os.Mkdir(d, 0o755)
+		for _, f := range []string{"model.json", "neighbors.npy", "weights.npy", "sigma.npy", "embedding.npy", "X.npy"} {
+			os.WriteFile(filepath.Join(d, f), mustRead(t, dir, "good/"+f), 0o644)
+		}
+		return d
+	}
+	editMeta := func(d string, fn func(m map[string]any)) {
+		var m map[string]any
+		json.Unmarshal(mustRead(t, d, "model.json"), &m)
+		fn(m)
+		b, _ := json.Marshal(m)
+		os.WriteFile(filepath.Join(d, "model.json"), b, 0o644)
+	}
+	d := copyModel("noweights")
+	os.Remove(filepath.Join(d, "weights.npy"))
+	d = copyModel("nosigma")
+	os.Remove(filepath.Join(d, "sigma.npy"))
+	d = copyModel("version")
+	editMeta(d, func(m map[string]any) { m["format_version"] = 2 })
+	d = copyModel("shape")
+	editMeta(d, func(m map[string]any) { m["k"] = 12 })
+	d = copyModel("method")
+	editMeta(d, func(m map[string]any) { m["method"] = "magic" })
+	d = copyModel("corruptjson")
+	os.WriteFile(filepath.Join(d, "model.json"), []byte("{not json"), 0o644)
+	d = copyModel("corruptnpy")
+	os.WriteFile(filepath.Join(d, "embedding.npy"), []byte("\x93NUMPY junk"), 0o644)
+	d = copyModel("badneighbor")
+	nb := make([]int64, 300*10)
+	for i := range nb {
+		nb[i] = 999
+	}
+	dataio.WriteNPYInt64File(filepath.Join(d, "neighbors.npy"), []int{300, 10}, nb)
+	d = copyModel("floatneighbors")
+	dataio.WriteNPYFile(filepath.Join(d, "neighbors.npy"), []int{300, 10}, make([]float64, 3000))
+	d = copyModel("wrongX")
+	dataio.WriteNPYFile(filepath.Join(d, "X.npy"), []int{300, 4}, make([]float64, 1200))
+
+	gen := func(m string) []string { return []string{"generate", "-model", m, "-generations", "1", "-out", "g"} }
+	for _, c := range []badCase{
+		{"missing weights", gen("noweights"), "weights.npy is missing"},
+		{"missing sigma", gen("nosigma"), "sigma.npy is missing"},
+		{"version", gen("version"), "format version 2"},
+		{"shape", gen("shape"), "shape"},
+		{"method", gen("method"), "unknown method"},
+		{"corrupt json", gen("corruptjson"), "corrupt"},
+		{"corrupt npy", gen("corruptnpy"), "embedding.npy"},
+		{"bad neighbour", gen("badneighbor"), "neighbors.npy entry"},
+		{"float neighbours", gen("floatneighbors"), "integer"},
+		{"wrong X", gen("wrongX"), "X.npy has shape"},
+		{"lle model", gen("lle"), "lle has no stochastic weights"},
+	} {
+		checkBad(t, dir, c)
+	}
+	mustRun(t, dir, "generate", "-model", "good", "-generations", "1", "-out", "g", "-q")
+}
+
+// TestInterrupt sends SIGINT during a fit: exit 130, no output left.
+func TestInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "3000", "-method", "em", "-solver", "dense",
+		"-generations", "20", "-out", "y.npy", "-model", "m", "-json", "r.json")
+	cmd.Dir = dir
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if err == nil {
+		t.Skip("the run finished before the signal")
+	}
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130; stderr %q", err, se.String())
+	}
+	if files := listTree(t, dir); len(files) != 0 {
+		t.Errorf("interrupted run left %v", files)
+	}
+	if !strings.Contains(se.String(), "interrupted") {
+		t.Errorf("stderr %q", se.String())
+	}
+}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench/dataio"
+	"glle/engine"
+)
+
+// The files of a model folder.
+const (
+	metaFile      = "model.json"
+	neighborsFile = "neighbors.npy"
+	weightsFile   = "weights.npy"
+	sigmaFile     = "sigma.npy"
+	embeddingFile = "embedding.npy"
+	dataFile      = "X.npy"
+	gammaFile     = "gamma.npy" // direct methods: Gamma_i, n x k x k (not needed by generate)
+
+	modelFormatVersion = 1
+)
+
+// modelMeta is model.json.
+type modelMeta struct {
+	FormatVersion int       `json:"format_version"`
+	Method        string    `json:"method"`
+	K             int       `json:"k"`
+	Dim           int       `json:"dim"`
+	Reg           float64   `json:"reg"`
+	RegMode       string    `json:"reg_mode"`
+	Scaling       string    `json:"scaling"`
+	DirectRidge   float64   `json:"direct_ridge"`
+	Solver        string    `json:"solver"`
+	Seed          uint64    `json:"seed"`
+	EMIterations  int       `json:"em_iterations"`
+	N             int       `json:"n"`
+	D             int       `json:"d"`
+	Eigenvalues   []float64 `json:"eigenvalues"`
+	Shift         float64   `json:"eigen_shift"`
+	Files         []string  `json:"files"`
+}
+
+func modelFile(dir, name string) string { return filepath.Join(dir, name) }
+
+// saveModel writes the model folder; model.json is written last, so a folder holding it is
+// complete.
+func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settings, seed uint64, out *outputs) error {
+	sv := m.Saved()
+	n, d := sv.X.Dims()
+	k, p := sv.K, sv.Dim
+	write := func(name string, fn func(path string) error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		path := modelFile(dir, name)
+		if err := fn(path); err != nil {
+			return writeError("model", path, err)
+		}
+		out.add(path)
+		return nil
+	}
+	// An older model.json in dir would describe files this run is about to replace: remove it
+	// first, so that an interrupted save never looks like a complete model.
+	if err := os.Remove(modelFile(dir, metaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return writeError("model", modelFile(dir, metaFile), err)
+	}
+	files := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
+	nb := make([]int64, len(sv.Neighbors))
+	for i, v := range sv.Neighbors {
+		nb[i] = int64(v)
+	}
+	if err := write(neighborsFile, func(p string) error { return dataio.WriteNPYInt64File(p, []int{n, k}, nb) }); err != nil {
+		return err
+	}
+	if err := write(weightsFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k}, sv.Weights) }); err != nil {
+		return err
+	}
+	if sv.Sigma != nil {
+		files = append(files, sigmaFile)
+		if err := write(sigmaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n}, sv.Sigma) }); err != nil {
+			return err
+		}
+	}
+	if sv.Method == engine.Direct || sv.Method == engine.DirectPaper {
+		// The whole n x k x k array is built in memory (8 n k^2 bytes): dataio has no
+		// streaming .npy writer.
+		g := make([]float64, n*k*k)
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			ok = m.Gamma(i, g[i*k*k:(i+1)*k*k])
+		}
+		if ok {
+			files = append(files, gammaFile)
+			if err := write(gammaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k, k}, g) }); err != nil {
+				return err
+			}
+		}
+	}
+	if err := write(embeddingFile, func(p string) error { return dataio.WriteMatrix(p, sv.Embedding) }); err != nil {
+		return err
+	}
+	if err := write(dataFile, func(p string) error { return dataio.WriteMatrix(p, sv.X) }); err != nil {
+		return err
+	}
+	meta := modelMeta{
+		FormatVersion: modelFormatVersion, Method: sv.Method.String(), K: k, Dim: p, Reg: sv.Reg,
+		RegMode: regModeName(sv.RegMode), Scaling: scalingName(sv.Scaling), DirectRidge: sv.DirectRidge,
+		Solver: solverName(s.Solver), Seed: seed, EMIterations: m.Report.EMIterations, N: n, D: d,
+		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files,
+	}
+	for i, v := range meta.Eigenvalues {
+		if !finite(v) {
+			meta.Eigenvalues = append([]float64(nil), meta.Eigenvalues...)
+			meta.Eigenvalues[i] = 0
+		}
+	}
+	data, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", metaFile, err)
+	}
+	data = append(data, '\n')
+	return write(metaFile, func(p string) error {
+		return dataio.AtomicWrite(p, func(w io.Writer) error { _, err := w.Write(data); return err })
+	})
+}
+
+// modelErr is an error about the model folder dir.
+func modelErr(dir, fix, format string, a ...any) error {
+	return badInput(fix, "model %q: %s", clip(dir), fmt.Sprintf(format, a...))
+}
+
+const resave = "re-save it with 'glle-bench embed -model DIR'"
+
+// loadModel reads and validates a model folder.
+func loadModel(dir string) (engine.Saved, modelMeta, error) {
+	var (
+		sv   engine.Saved
+		meta modelMeta
+	)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return sv, meta, modelErr(dir, "write one with 'glle-bench embed -model DIR'", "no such folder")
+	case err != nil:
+		return sv, meta, modelErr(dir, "check the path and its permissions", "cannot be read (%v)", unwrapPath(err))
+	case !fi.IsDir():
+		return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "not a folder")
+	}
+	raw, err := os.ReadFile(modelFile(dir, metaFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "not a model folder (%s is missing)", metaFile)
+		}
+		return sv, meta, modelErr(dir, "check its permissions", "cannot read %s (%v)", metaFile, unwrapPath(err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&meta); err != nil {
+		return sv, meta, modelErr(dir, resave, "%s is corrupt (%v)", metaFile, oneLine(err.Error()))
+	}
+	if meta.FormatVersion != modelFormatVersion {
+		return sv, meta, modelErr(dir, resave+" using this glle-bench", "format version %d, this glle-bench reads version %d", meta.FormatVersion, modelFormatVersion)
+	}
+	if sv.Method, err = engine.ParseMethod(meta.Method); err != nil {
+		return sv, meta, modelErr(dir, resave, "unknown method %q in %s", clip(meta.Method), metaFile)
+	}
+	if !sv.Method.Generative() {
+		return sv, meta, modelErr(dir, "fit with -method em, direct, em-paper or direct-paper", "method lle has no stochastic weights to generate from")
+	}
+	if sv.RegMode, err = parseRegMode(meta.RegMode); err != nil {
+		return sv, meta, modelErr(dir, resave, "unknown reg_mode %q in %s", clip(meta.RegMode), metaFile)
+	}
+	if sv.Scaling, err = parseScaling(meta.Scaling); err != nil {
+		return sv, meta, modelErr(dir, resave, "unknown scaling %q in %s", clip(meta.Scaling), metaFile)
+	}
+	n, d, k, p := meta.N, meta.D, meta.K, meta.Dim
+	if n < 2 || d < 1 || k < 1 || p < 1 || k >= n || p >= d || n > math.MaxInt32 || !finite(meta.Reg) || !finite(meta.DirectRidge) {
+		return sv, meta, modelErr(dir, resave, "%s has an invalid shape or setting (n=%d d=%d k=%d dim=%d)", metaFile, n, d, k, p)
+	}
+	sv.K, sv.Dim, sv.Reg, sv.DirectRidge, sv.Eigenvalues = k, p, meta.Reg, meta.DirectRidge, meta.Eigenvalues
+	if !finite(meta.Shift) || meta.Shift > 0 {
+		return sv, meta, modelErr(dir, resave, "%s has an invalid eigen_shift %v", metaFile, meta.Shift)
+	}
+	sv.Shift = meta.Shift
+
+	read := func(name string, shape []int, wantInt bool) (*dataio.Array, error) {
+		path := modelFile(dir, name)
+		a, err := dataio.ReadNPYFile(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, modelErr(dir, resave, "%s is missing", name)
+			}
+			return nil, modelErr(dir, resave, "%s is unreadable (%v)", name, oneLine(unwrapPath(err).Error()))
+		}
+		if !equalShape(a.Shape, shape) {
+			return nil, modelErr(dir, resave, "%s has shape %v, want %v (n=%d k=%d dim=%d in %s)", name, a.Shape, shape, n, k, p, metaFile)
+		}
+		if wantInt == a.IsFloat() {
+			want := "float64"
+			if wantInt {
+				want = "integer"
+			}
+			return nil, modelErr(dir, resave, "%s is not an %s array", name, want)
+		}
+		if !wantInt {
+			for _, v := range a.Float {
+				if !finite(v) {
+					return nil, modelErr(dir, resave, "%s holds a non-finite value", name)
+				}
+			}
+		}
+		return a, nil
+	}
+	a, err := read(neighborsFile, []int{n, k}, true)
+	if err != nil {
+		return sv, meta, err
+	}
+	sv.Neighbors = make([]int32, len(a.Int))
+	for i, v := range a.Int {
+		if v < 0 || v >= int64(n) || int(v) == i/k {
+			return sv, meta, modelErr(dir, resave, "%s entry %d (point %d) is %d, outside [0, %d) or the point itself", neighborsFile, i, i/k, v, n)
+		}
+		sv.Neighbors[i] = int32(v)
+	}
+	if a, err = read(weightsFile, []int{n, k}, false); err != nil {
+		return sv, meta, err
+	}
+	sv.Weights = a.Float
+	if sv.Method == engine.EM || sv.Method == engine.EMPaper {
+		if a, err = read(sigmaFile, []int{n}, false); err != nil {
+			return sv, meta, err
+		}
+		sv.Sigma = a.Float
+	}
+	if a, err = read(embeddingFile, []int{n, p}, false); err != nil {
+		return sv, meta, err
+	}
+	sv.Embedding = mat.NewDense(n, p, a.Float)
+	if a, err = read(dataFile, []int{n, d}, false); err != nil {
+		return sv, meta, err
+	}
+	sv.X = mat.NewDense(n, d, a.Float)
+	return sv, meta, nil
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

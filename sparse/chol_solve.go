@@ -1,0 +1,190 @@
+package sparse
+
+import (
+	"gonum.org/v1/gonum/blas"
+
+	"glle/kernels"
+)
+
+// solveBLASWidth: supernodes at least this wide use BLAS-2 calls in Solve, narrower ones
+// Go loops (the call overhead dominates below it).
+const solveBLASWidth = 8
+
+// Solve sets dst = (A - shift I)^{-1} b using the last successful factorization: the
+// triangular solves L y = P b, L^T z = y, dst = P^T z, supernode by supernode. dst may alias
+// b. It panics if the factor is not valid or the lengths differ from n.
+func (f *Factor) Solve(dst, b []float64) {
+	s := f.s
+	if !f.valid {
+		panic("sparse: Solve without a successful Factorize")
+	}
+	if len(dst) != s.n || len(b) != s.n {
+		panic("sparse: Solve length mismatch")
+	}
+	y := f.y
+	for k, o := range s.perm {
+		y[k] = b[o]
+	}
+	f.forward(y)
+	f.backward(y)
+	for k, o := range s.perm {
+		dst[o] = y[k]
+	}
+}
+
+func (f *Factor) tmpBuf(n int) []float64 {
+	if cap(f.tmp) < n {
+		f.tmp = make([]float64, n)
+	}
+	return f.tmp[:n]
+}
+
+// forward solves L y = y in place (permuted numbering).
+func (f *Factor) forward(y []float64) {
+	s := f.s
+	bl := kernels.Current().BLAS()
+	tmp := f.tmpBuf(s.maxUpdate)
+	for t := 0; t < s.ns; t++ {
+		c0 := int(s.sFirst[t])
+		w := int(s.sFirst[t+1]) - c0
+		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+		mu := len(rows)
+		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+		xc := y[c0 : c0+w]
+		if w < solveBLASWidth {
+			for i := range xc {
+				li := p[i*w : i*w+i]
+				v := xc[i]
+				for j, l := range li {
+					v -= l * xc[j]
+				}
+				xc[i] = v / p[i*w+i]
+			}
+			for k, r := range rows {
+				li := p[(w+k)*w : (w+k)*w+w]
+				v := 0.0
+				for j, l := range li {
+					v += l * xc[j]
+				}
+				y[r] -= v
+			}
+			continue
+		}
+		bl.Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, w, p, w, xc, 1)
+		if mu > 0 {
+			tv := tmp[:mu]
+			bl.Dgemv(blas.NoTrans, mu, w, 1, p[w*w:], w, xc, 1, 0, tv, 1)
+			for k, r := range rows {
+				y[r] -= tv[k]
+			}
+		}
+	}
+}
+
+// backward solves L^T y = y in place (permuted numbering).
+func (f *Factor) backward(y []float64) {
+	s := f.s
+	bl := kernels.Current().BLAS()
+	tmp := f.tmpBuf(s.maxUpdate)
+	for t := s.ns - 1; t >= 0; t-- {
+		c0 := int(s.sFirst[t])
+		w := int(s.sFirst[t+1]) - c0
+		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+		mu := len(rows)
+		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+		xc := y[c0 : c0+w]
+		if w < solveBLASWidth {
+			for k, r := range rows {
+				li := p[(w+k)*w : (w+k)*w+w]
+				yr := y[r]
+				for j, l := range li {
+					xc[j] -= l * yr
+				}
+			}
+			for i := w - 1; i >= 0; i-- {
+				xc[i] /= p[i*w+i]
+				v := xc[i]
+				for j, l := range p[i*w : i*w+i] {
+					xc[j] -= l * v
+				}
+			}
+			continue
+		}
+		if mu > 0 {
+			tv := tmp[:mu]
+			for k, r := range rows {
+				tv[k] = y[r]
+			}
+			bl.Dgemv(blas.Trans, mu, w, -1, p[w*w:], w, tv, 1, 1, xc, 1)
+		}
+		bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, w, p, w, xc, 1)
+	}
+}
+
+// SolveMany solves (A - shift I) X = B for the row-major n x nrhs blocks dst = X and b = B
+// with BLAS-3 triangular solves per supernode; the result equals column-by-column Solve up to
+// rounding. dst may alias b. The first call with a given nrhs allocates an n*nrhs workspace
+// that later calls reuse.
+func (f *Factor) SolveMany(dst, b []float64, nrhs int) {
+	s := f.s
+	if !f.valid {
+		panic("sparse: SolveMany without a successful Factorize")
+	}
+	if nrhs < 0 || len(dst) != s.n*nrhs || len(b) != s.n*nrhs {
+		panic("sparse: SolveMany length mismatch")
+	}
+	if nrhs == 0 {
+		return
+	}
+	if nrhs == 1 {
+		f.Solve(dst, b)
+		return
+	}
+	if cap(f.ym) < s.n*nrhs {
+		f.ym = make([]float64, s.n*nrhs)
+	}
+	y := f.ym[:s.n*nrhs]
+	for k, o := range s.perm {
+		copy(y[k*nrhs:(k+1)*nrhs], b[o*nrhs:(o+1)*nrhs])
+	}
+	bl := kernels.Current().BLAS()
+	tmp := f.tmpBuf(s.maxUpdate * nrhs)
+	for t := 0; t < s.ns; t++ {
+		c0 := int(s.sFirst[t])
+		w := int(s.sFirst[t+1]) - c0
+		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+		mu := len(rows)
+		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+		xc := y[c0*nrhs : (c0+w)*nrhs]
+		bl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, w, nrhs, 1, p, w, xc, nrhs)
+		if mu > 0 {
+			tv := tmp[:mu*nrhs]
+			bl.Dgemm(blas.NoTrans, blas.NoTrans, mu, nrhs, w, 1, p[w*w:], w, xc, nrhs, 0, tv, nrhs)
+			for k, r := range rows {
+				yr := y[int(r)*nrhs : int(r)*nrhs+nrhs]
+				for j, v := range tv[k*nrhs : k*nrhs+nrhs] {
+					yr[j] -= v
+				}
+			}
+		}
+	}
+	for t := s.ns - 1; t >= 0; t-- {
+		c0 := int(s.sFirst[t])
+		w := int(s.sFirst[t+1]) - c0
+		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+		mu := len(rows)
+		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+		xc := y[c0*nrhs : (c0+w)*nrhs]
+		if mu > 0 {
+			tv := tmp[:mu*nrhs]
+			for k, r := range rows {
+				copy(tv[k*nrhs:k*nrhs+nrhs], y[int(r)*nrhs:int(r)*nrhs+nrhs])
+			}
+			bl.Dgemm(blas.Trans, blas.NoTrans, w, nrhs, mu, -1, p[w*w:], w, tv, nrhs, 1, xc, nrhs)
+		}
+		bl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, w, nrhs, 1, p, w, xc, nrhs)
+	}
+	for k, o := range s.perm {
+		copy(dst[o*nrhs:(o+1)*nrhs], y[k*nrhs:(k+1)*nrhs])
+	}
+}

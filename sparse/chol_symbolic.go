@@ -1,0 +1,566 @@
+package sparse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"glle/parallel"
+)
+
+// Symbolic is the symbolic analysis of a sparse symmetric matrix for supernodal Cholesky
+// factorization: fill-reducing permutation (postordered), elimination tree, column counts,
+// relaxed supernode partition, the row structure of every supernode of L, the maps that
+// assemble A's values into the factor, and the schedule of the numeric factorization.
+// It depends only on the pattern and is shared by any number of Factors.
+type Symbolic struct {
+	n      int
+	nnzIn  int     // len of the input pattern (rowPtr[n])
+	perm   []int   // perm[k] = original index of pivot k
+	iperm  []int32 // inverse of perm
+	parent []int32 // elimination tree of the permuted matrix (postordered)
+	colCnt []int32 // exact column counts of L (diagonal included)
+
+	ns      int     // number of supernodes
+	sFirst  []int32 // supernode s holds columns [sFirst[s], sFirst[s+1])
+	sParent []int32 // parent supernode, -1 for a root
+	sOf     []int32 // supernode of each column
+	sRowPtr []int64 // rows of supernode s: sRows[sRowPtr[s]:sRowPtr[s+1]], its columns first
+	sRows   []int32
+	sRel    []int32 // sRel[sRowPtr[s]+w+k]: position of below-row k of s in its parent's rows
+	lxPtr   []int64 // values of supernode s: lx[lxPtr[s]:lxPtr[s+1]], m x w row-major
+
+	aPtr []int64 // assembly of A: entries aPtr[s]..aPtr[s+1] land in supernode s
+	aSrc []int32 // index into the value array of the input pattern
+	aDst []int32 // offset inside the supernode's m x w panel
+
+	nnzL      int64   // stored entries of L (relaxed supernodes, explicit zeros included)
+	nnzExact  int64   // nonzeros of the exact factor (sum of column counts)
+	flops     float64 // sum over stored columns of (column length)^2
+	sFlops    []float64
+	ordering  Ordering
+	maxFront  int // largest m over supernodes
+	maxUpdate int // largest m - w over supernodes
+
+	sched schedule
+}
+
+// schedule assigns independent subtrees of the supernodal elimination tree to workers; the
+// supernodes above them (top) are factored afterwards with the dense kernels split across
+// the workers. All update matrices of a worker live on one stack, the top nodes' on another.
+type schedule struct {
+	workers  int
+	subtrees [][]int32 // subtree roots per worker; subtree r spans supernodes [sDesc[r], r]
+	sDesc    []int32   // first (lowest-numbered) supernode of the subtree of s
+	top      []int32   // supernodes outside every subtree, increasing
+	stackOf  []int32   // stack index of each supernode's update matrix (workers = top)
+	stackLen []int64   // peak length of each stack (packed lower triangles)
+	workLen  []int64   // largest (m-w)^2 per stack
+	off      []int64   // offset of each supernode's update matrix in its stack
+	children [][]int32 // child supernodes, increasing
+}
+
+// SymbolicOptions configures Analyze.
+type SymbolicOptions struct {
+	// Ordering selects the fill-reducing ordering; OrderingDefault chooses one (see there).
+	Ordering Ordering
+	// Coords, optional, holds point coordinates row-major (n x CoordDim) for geometric nested
+	// dissection.
+	Coords []float64
+	// CoordDim is the number of coordinates per point in Coords.
+	CoordDim int
+	// Workers is the number of workers of the numeric factorization; <= 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Relaxed amalgamation (as in CHOLMOD's defaults): a child supernode is merged into its
+// parent when the merged width is at most relaxW0, or at most relaxW1 (relaxW2) and the
+// fraction of explicit zeros stays below relaxZ1 (relaxZ2), or the fraction is below relaxZ3.
+const (
+	relaxW0 = 4
+	relaxW1 = 16
+	relaxZ1 = 0.8
+	relaxW2 = 48
+	relaxZ2 = 0.1
+	relaxZ3 = 0.05
+)
+
+// Analyze computes the symbolic analysis of the n x n symmetric matrix with CSR pattern
+// (rowPtr, colIdx). Only entries with colIdx <= row are read: the input may be the lower
+// triangle or the full symmetric pattern (its upper triangle is then ignored). Duplicate
+// entries are summed by Factorize; missing diagonal entries are treated as zeros. Index
+// arrays are not retained. Invalid patterns return an error wrapping a descriptive message.
+func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts SymbolicOptions) (*Symbolic, error) {
+	if err := checkPattern(n, rowPtr, colIdx); err != nil {
+		return nil, err
+	}
+	if opts.Coords != nil && (opts.CoordDim <= 0 || len(opts.Coords) != n*opts.CoordDim) {
+		return nil, fmt.Errorf("sparse: len(Coords) = %d, want n*CoordDim = %d*%d", len(opts.Coords), n, opts.CoordDim)
+	}
+	g := buildGraph(n, rowPtr, colIdx)
+	ord := opts.Ordering
+	if ord == OrderingDefault {
+		ord = OrderingAMD
+	}
+	var p []int32
+	switch ord {
+	case OrderingNatural:
+		p = make([]int32, n)
+		for i := range p {
+			p[i] = int32(i)
+		}
+	case OrderingAMD:
+		p = amdOrder(g)
+	case OrderingND:
+		var err error
+		if p, err = ndOrder(ctx, g, nil, 0); err != nil {
+			return nil, err
+		}
+	case OrderingGeometricND:
+		if opts.Coords == nil {
+			return nil, errors.New("sparse: OrderingGeometricND needs Coords")
+		}
+		var err error
+		if p, err = ndOrder(ctx, g, opts.Coords, opts.CoordDim); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("sparse: unknown ordering %v", ord)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord}
+	s.analyzePerm(g, p)
+	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
+		return nil, err
+	}
+	s.makeSchedule(parallel.Workers(opts.Workers))
+	return s, nil
+}
+
+// analyzePerm does everything after the ordering: elimination tree, postorder, column counts,
+// supernodes and their structure.
+func (s *Symbolic) analyzePerm(g *graph, p []int32) {
+	n := s.n
+	ip := make([]int32, n)
+	for k, v := range p {
+		ip[v] = int32(k)
+	}
+	parent := make([]int32, n)
+	scratch := make([]int32, n)
+	etree(g, p, ip, parent, scratch)
+	// Compose the ordering with a postorder of its elimination tree (same fill, contiguous
+	// subtrees) and relabel the tree.
+	post := postorder(parent)
+	p2 := make([]int32, n)
+	for k, j := range post {
+		p2[k] = p[j]
+		scratch[j] = int32(k) // new label of old label j
+	}
+	for k, j := range post {
+		if q := parent[j]; q >= 0 {
+			ip[k] = scratch[q]
+		} else {
+			ip[k] = -1
+		}
+	}
+	copy(parent, ip)
+	p = p2
+	for k, v := range p {
+		ip[v] = int32(k)
+	}
+	s.iperm = ip
+	s.perm = make([]int, n)
+	for k, v := range p {
+		s.perm[k] = int(v)
+	}
+	s.parent = parent
+	cc := colCounts(g, p, ip, parent)
+	s.colCnt = cc
+	for _, c := range cc {
+		s.nnzExact += int64(c)
+	}
+
+	// Fundamental supernodes: j+1 joins j's supernode when it is j's parent, has no other
+	// child, and cc[j] = cc[j+1] + 1.
+	nchild := scratch
+	clear(nchild)
+	for j := 0; j < n; j++ {
+		if parent[j] >= 0 {
+			nchild[parent[j]]++
+		}
+	}
+	var fFirst []int32
+	for j := 0; j < n; j++ {
+		if j == 0 || !(parent[j-1] == int32(j) && nchild[j] == 1 && cc[j-1] == cc[j]+1) {
+			fFirst = append(fFirst, int32(j))
+		}
+	}
+	nf := len(fFirst)
+	fFirst = append(fFirst, int32(n))
+
+	// Relaxed amalgamation, children before parents: merge a supernode into its parent when
+	// it is the parent's last child (columns adjacent) and the explicit zeros stay few.
+	fOf := make([]int32, n)
+	for f := 0; f < nf; f++ {
+		for j := fFirst[f]; j < fFirst[f+1]; j++ {
+			fOf[j] = int32(f)
+		}
+	}
+	gFirst := make([]int32, nf) // first column of the group ending with fundamental node f
+	gExact := make([]int64, nf) // exact nonzeros of that group
+	merged := make([]bool, nf)  // f was merged into its parent
+	for f := 0; f < nf; f++ {
+		gFirst[f] = fFirst[f]
+		for j := fFirst[f]; j < fFirst[f+1]; j++ {
+			gExact[f] += int64(cc[j])
+		}
+	}
+	for f := 0; f < nf; f++ {
+		last := fFirst[f+1] - 1
+		pc := parent[last]
+		if pc < 0 || pc != fFirst[f+1] {
+			continue
+		}
+		q := fOf[pc]
+		wq := int64(fFirst[q+1] - fFirst[q])
+		below := int64(cc[fFirst[q]]) - wq // rows of q's structure below its columns
+		w := int64(fFirst[q+1] - gFirst[f])
+		m := w + below
+		stored := w*m - w*(w-1)/2
+		exact := gExact[f] + gExact[q]
+		z := float64(stored-exact) / float64(stored)
+		if w <= relaxW0 || (w <= relaxW1 && z < relaxZ1) || (w <= relaxW2 && z < relaxZ2) || z < relaxZ3 {
+			merged[f] = true
+			gFirst[q] = gFirst[f]
+			gExact[q] = exact
+		}
+	}
+	s.sFirst = s.sFirst[:0]
+	for f := 0; f < nf; f++ {
+		if !merged[f] {
+			s.sFirst = append(s.sFirst, gFirst[f])
+		}
+	}
+	ns := len(s.sFirst)
+	s.ns = ns
+	s.sFirst = append(s.sFirst, int32(n))
+	s.sOf = fOf // reuse
+	for t := 0; t < ns; t++ {
+		for j := s.sFirst[t]; j < s.sFirst[t+1]; j++ {
+			s.sOf[j] = int32(t)
+		}
+	}
+	s.sParent = make([]int32, ns)
+	for t := 0; t < ns; t++ {
+		if pc := parent[s.sFirst[t+1]-1]; pc >= 0 {
+			s.sParent[t] = s.sOf[pc]
+		} else {
+			s.sParent[t] = -1
+		}
+	}
+
+	// Supernodal row structure: columns, then the union of A's rows below the supernode and
+	// the children's below-rows, sorted.
+	childHead := make([]int32, ns)
+	childNext := make([]int32, ns)
+	for t := range childHead {
+		childHead[t] = -1
+	}
+	for t := ns - 1; t >= 0; t-- {
+		if q := s.sParent[t]; q >= 0 {
+			childNext[t] = childHead[q]
+			childHead[q] = int32(t)
+		}
+	}
+	mark := scratch
+	for i := range mark {
+		mark[i] = -1
+	}
+	s.sRowPtr = make([]int64, ns+1)
+	s.sRows = make([]int32, 0, s.nnzExact/4+int64(n))
+	var below []int32
+	for t := 0; t < ns; t++ {
+		f, l := s.sFirst[t], s.sFirst[t+1]
+		below = below[:0]
+		for j := f; j < l; j++ {
+			s.sRows = append(s.sRows, j)
+			old := p[j]
+			for _, u := range g.adj[g.xadj[old]:g.xadj[old+1]] {
+				if i := ip[u]; i >= l && mark[i] != int32(t) {
+					mark[i] = int32(t)
+					below = append(below, i)
+				}
+			}
+		}
+		for c := childHead[t]; c >= 0; c = childNext[c] {
+			wc := int64(s.sFirst[c+1] - s.sFirst[c])
+			for _, i := range s.sRows[s.sRowPtr[c]+wc : s.sRowPtr[c+1]] {
+				if i >= l && mark[i] != int32(t) {
+					mark[i] = int32(t)
+					below = append(below, i)
+				}
+			}
+		}
+		slices.Sort(below)
+		s.sRows = append(s.sRows, below...)
+		s.sRowPtr[t+1] = int64(len(s.sRows))
+	}
+	s.sRows = slices.Clip(s.sRows)
+
+	// Relative positions of each supernode's below-rows in its parent's structure.
+	s.sRel = make([]int32, len(s.sRows))
+	pos := scratch
+	for q := 0; q < ns; q++ {
+		rows := s.sRows[s.sRowPtr[q]:s.sRowPtr[q+1]]
+		for k, r := range rows {
+			pos[r] = int32(k)
+		}
+		for c := childHead[q]; c >= 0; c = childNext[c] {
+			wc := int64(s.sFirst[c+1] - s.sFirst[c])
+			for k := s.sRowPtr[c] + wc; k < s.sRowPtr[c+1]; k++ {
+				s.sRel[k] = pos[s.sRows[k]]
+			}
+		}
+	}
+
+	// Storage, counts and flops.
+	s.lxPtr = make([]int64, ns+1)
+	s.sFlops = make([]float64, ns)
+	for t := 0; t < ns; t++ {
+		w := int64(s.sFirst[t+1] - s.sFirst[t])
+		m := s.sRowPtr[t+1] - s.sRowPtr[t]
+		s.lxPtr[t+1] = s.lxPtr[t] + m*w
+		s.nnzL += w*m - w*(w-1)/2
+		fl := 0.0
+		for i := int64(0); i < w; i++ {
+			c := float64(m - i)
+			fl += c * c
+		}
+		s.sFlops[t] = fl
+		s.flops += fl
+		s.maxFront = max(s.maxFront, int(m))
+		s.maxUpdate = max(s.maxUpdate, int(m-w))
+	}
+}
+
+// assemblyMap records where each stored lower-triangle entry of A lands in L's panels.
+func (s *Symbolic) assemblyMap(rowPtr, colIdx []int) error {
+	n := s.n
+	cnt := make([]int64, s.ns+1)
+	for i := 0; i < n; i++ {
+		for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
+			if j <= i {
+				c := min(s.iperm[i], s.iperm[j])
+				cnt[s.sOf[c]+1]++
+			}
+		}
+	}
+	for t := 0; t < s.ns; t++ {
+		cnt[t+1] += cnt[t]
+		w := s.sFirst[t+1] - s.sFirst[t]
+		if s.lxPtr[t+1]-s.lxPtr[t] > math.MaxInt32 || w < 0 {
+			return fmt.Errorf("sparse: supernode %d has %d entries, beyond the int32 offset range", t, s.lxPtr[t+1]-s.lxPtr[t])
+		}
+	}
+	s.aPtr = cnt
+	na := cnt[s.ns]
+	s.aSrc = make([]int32, na)
+	s.aDst = make([]int32, na)
+	fill := make([]int64, s.ns)
+	copy(fill, cnt[:s.ns])
+	// First pass stores (source, global row, column) packed; positions need each supernode's
+	// row map, so fill per supernode afterwards.
+	rowOf := make([]int32, na)
+	for i := 0; i < n; i++ {
+		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
+			j := colIdx[p]
+			if j > i {
+				continue
+			}
+			a, b := s.iperm[i], s.iperm[j]
+			if a < b {
+				a, b = b, a
+			}
+			t := s.sOf[b]
+			q := fill[t]
+			fill[t]++
+			s.aSrc[q] = int32(p)
+			rowOf[q] = a
+			s.aDst[q] = b // column for now
+		}
+	}
+	pos := make([]int32, n)
+	for t := 0; t < s.ns; t++ {
+		f := s.sFirst[t]
+		w := s.sFirst[t+1] - f
+		for k, r := range s.sRows[s.sRowPtr[t]:s.sRowPtr[t+1]] {
+			pos[r] = int32(k)
+		}
+		for q := s.aPtr[t]; q < s.aPtr[t+1]; q++ {
+			s.aDst[q] = pos[rowOf[q]]*w + (s.aDst[q] - f)
+		}
+	}
+	return nil
+}
+
+// makeSchedule splits the supernodal tree into subtrees for the workers (largest subtree
+// split until a longest-processing-time assignment is balanced within 5%) and sizes the
+// update-matrix stacks by simulating the factorization order.
+func (s *Symbolic) makeSchedule(workers int) {
+	ns := s.ns
+	sc := &s.sched
+	sc.workers = workers
+	sc.sDesc = make([]int32, ns)
+	sub := make([]float64, ns) // subtree flops
+	for t := 0; t < ns; t++ {
+		sc.sDesc[t] = int32(t)
+	}
+	for t := 0; t < ns; t++ {
+		sub[t] += s.sFlops[t]
+		if q := s.sParent[t]; q >= 0 {
+			sub[q] += sub[t]
+			sc.sDesc[q] = min(sc.sDesc[q], sc.sDesc[t])
+		}
+	}
+	children := make([][]int32, ns)
+	var roots []int32
+	for t := 0; t < ns; t++ {
+		if q := s.sParent[t]; q >= 0 {
+			children[q] = append(children[q], int32(t))
+		} else {
+			roots = append(roots, int32(t))
+		}
+	}
+	inTop := make([]bool, ns)
+	cand := roots
+	var assign [][]int32
+	if workers > 1 {
+		for iter := 0; iter < 4096 && len(cand) > 0; iter++ {
+			// LPT assignment of the candidate subtrees.
+			slices.SortFunc(cand, func(a, b int32) int {
+				switch {
+				case sub[a] > sub[b]:
+					return -1
+				case sub[a] < sub[b]:
+					return 1
+				}
+				return int(a - b)
+			})
+			load := make([]float64, workers)
+			total := 0.0
+			for _, r := range cand {
+				total += sub[r]
+			}
+			for _, r := range cand {
+				w := 0
+				for k := range load {
+					if load[k] < load[w] {
+						w = k
+					}
+				}
+				load[w] += sub[r]
+			}
+			mx := slices.Max(load)
+			if mx <= 1.05*total/float64(workers) || total < 1e6 { // balanced, or too little work to matter
+				break
+			}
+			big := cand[0]
+			inTop[big] = true
+			cand = append(cand[1:], children[big]...)
+		}
+	}
+	assign = make([][]int32, workers)
+	if workers == 1 {
+		assign[0] = append(assign[0], roots...)
+	} else {
+		load := make([]float64, workers)
+		for _, r := range cand {
+			w := 0
+			for k := range load {
+				if load[k] < load[w] {
+					w = k
+				}
+			}
+			load[w] += sub[r]
+			assign[w] = append(assign[w], r)
+		}
+	}
+	for w := range assign {
+		slices.Sort(assign[w])
+	}
+	sc.subtrees = assign
+	sc.top = sc.top[:0]
+	for t := 0; t < ns; t++ {
+		if inTop[t] {
+			sc.top = append(sc.top, int32(t))
+		}
+	}
+	// Simulate the stacks.
+	sc.stackOf = make([]int32, ns)
+	sc.stackLen = make([]int64, workers+1)
+	sc.workLen = make([]int64, workers+1)
+	off := make([]int64, ns)
+	sc.off = off
+	sc.children = children
+	upd := func(t int32) int64 {
+		mu := s.sRowPtr[t+1] - s.sRowPtr[t] - int64(s.sFirst[t+1]-s.sFirst[t])
+		return mu * (mu + 1) / 2
+	}
+	push := func(st int, t int32, topPtr *int64) {
+		// Pop the children on this stack, then push t's update.
+		newTop := *topPtr
+		for _, c := range children[t] {
+			if sc.stackOf[c] == int32(st) && off[c] < newTop {
+				newTop = off[c]
+			}
+		}
+		sc.stackOf[t] = int32(st)
+		off[t] = newTop
+		*topPtr = newTop + upd(t)
+		sc.stackLen[st] = max(sc.stackLen[st], *topPtr)
+		mu := s.sRowPtr[t+1] - s.sRowPtr[t] - int64(s.sFirst[t+1]-s.sFirst[t])
+		sc.workLen[st] = max(sc.workLen[st], mu*mu)
+	}
+	for w, rs := range assign {
+		var topPtr int64
+		for _, r := range rs {
+			for t := sc.sDesc[r]; t <= r; t++ {
+				push(w, t, &topPtr)
+			}
+		}
+	}
+	var topPtr int64
+	for _, t := range sc.top {
+		push(workers, t, &topPtr)
+	}
+}
+
+// N returns the order of the analysed matrix.
+func (s *Symbolic) N() int { return s.n }
+
+// NNZ returns the number of entries of L stored by the supernodal factor (lower triangle with
+// diagonal, including the explicit zeros added by relaxed amalgamation).
+func (s *Symbolic) NNZ() int64 { return s.nnzL }
+
+// ExactNNZ returns the number of nonzeros of the exact Cholesky factor L (diagonal included)
+// for the chosen ordering, without amalgamation zeros.
+func (s *Symbolic) ExactNNZ() int64 { return s.nnzExact }
+
+// Flops returns the floating-point operation count of one numeric factorization, computed
+// as the sum over the stored columns of L of the squared column length.
+func (s *Symbolic) Flops() float64 { return s.flops }
+
+// Perm returns the fill-reducing permutation: Perm()[k] is the original index of the k-th
+// pivot. The slice is shared; do not modify it.
+func (s *Symbolic) Perm() []int { return s.perm }
+
+// Ordering returns the ordering that was used (never OrderingDefault).
+func (s *Symbolic) Ordering() Ordering { return s.ordering }
+
+// Supernodes returns the number of supernodes.
+func (s *Symbolic) Supernodes() int { return s.ns }

@@ -1,0 +1,381 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	bsparse "github.com/james-bowman/sparse"
+
+	"glle/parallel"
+)
+
+// MPattern is the sparsity pattern of M = (I - W)^T (I - W) (paper Eq. (43)) for a fixed
+// neighbour graph, together with one value slice that Fill overwrites for any weights.
+//
+// Row i of I - W is v_i = e_i - w_i, supported on S_i = {i} ∪ N(i) (N(i) the k neighbours of i).
+// M = sum_i v_i v_i^T, so M[a, b] is structurally nonzero exactly when a and b both lie in some
+// S_i, i.e. row a of M is the union of S_i over i ∈ {a} ∪ R(a), where R(a) = {i : a ∈ N(i)} are
+// the points having a as a neighbour. This covers a itself, its neighbours, the points that
+// have a as a neighbour, the neighbours of those points (pairs of points that are neighbours of
+// a common point) and pairs sharing a reverse neighbour. The pattern is structural: entries
+// that cancel numerically are kept.
+//
+// The CSR arrays hold the full symmetric matrix (both triangles) with sorted column indices.
+// An MPattern is not safe for concurrent Fill calls; reading the arrays concurrently is fine.
+type MPattern struct {
+	n, k   int
+	nbr    []int32   // n*k neighbour indices (referenced, not copied)
+	revPtr []int     // n+1: R(a) is revIdx[revPtr[a]:revPtr[a+1]]
+	revIdx []int32   // flat slots i*k+j with nbr[i*k+j] = a, ascending in i
+	rowPtr []int     // n+1
+	colIdx []int     // nnz, sorted within each row
+	val    []float64 // nnz
+	mark   [][]int32 // one n-length scratch per worker
+}
+
+// NewMPattern computes the CSR pattern of M = (I - W)^T (I - W) (paper Eq. (43)) from the
+// neighbour graph nbr (n*k entries, row i = the k neighbours of point i: in [0, n), self
+// excluded, distinct; the kNN graph may be asymmetric). The pattern keeps a reference to nbr,
+// which must not change afterwards. Values are zero until Fill is called. workers <= 0 means
+// GOMAXPROCS; the result does not depend on it.
+//
+// Invalid graphs (bad length, out-of-range, self or repeated neighbours) return an error.
+func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPattern, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("sparse: NewMPattern: n = %d, need n >= 1", n)
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("sparse: NewMPattern: k = %d, need k >= 0", k)
+	}
+	if k >= n {
+		return nil, fmt.Errorf("sparse: NewMPattern: k = %d neighbours but only n = %d points", k, n)
+	}
+	if n > math.MaxInt32 || n*k > math.MaxInt32 {
+		return nil, fmt.Errorf("sparse: NewMPattern: n*k = %d exceeds the int32 index range", n*k)
+	}
+	if len(nbr) != n*k {
+		return nil, fmt.Errorf("sparse: NewMPattern: len(nbr) = %d, want n*k = %d", len(nbr), n*k)
+	}
+	p := &MPattern{n: n, k: k, nbr: nbr}
+
+	// Reverse adjacency by counting sort: slots of each column in ascending row order.
+	p.revPtr = make([]int, n+1)
+	for s, b := range nbr {
+		if b < 0 || int(b) >= n {
+			return nil, fmt.Errorf("sparse: NewMPattern: neighbour %d of point %d is %d, outside [0, %d)", s%k, s/k, b, n)
+		}
+		p.revPtr[b+1]++
+	}
+	for a := 0; a < n; a++ {
+		p.revPtr[a+1] += p.revPtr[a]
+	}
+	p.revIdx = make([]int32, n*k)
+	next := make([]int, n)
+	copy(next, p.revPtr[:n])
+	for s, b := range nbr {
+		p.revIdx[next[b]] = int32(s)
+		next[b]++
+	}
+	next = nil
+
+	workers = parallel.Workers(workers)
+	if workers > n {
+		workers = n
+	}
+	p.ensureScratch(workers)
+	for _, m := range p.mark[:workers] {
+		for i := range m {
+			m[i] = -1
+		}
+	}
+
+	// Pass 1: validate rows and count the pattern of each row of M.
+	counts := make([]int, n+1) // counts[a+1] = nnz of row a
+	err := parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
+		mark := p.mark[w]
+		for a := lo; a < hi; a++ {
+			if (a-lo)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			// Validate N(a): no self, no repeats.
+			stamp := int32(a)
+			row := nbr[a*k : a*k+k]
+			for j, b := range row {
+				if int(b) == a {
+					return fmt.Errorf("sparse: NewMPattern: point %d lists itself as neighbour %d", a, j)
+				}
+				for _, c := range row[:j] {
+					if c == b {
+						return fmt.Errorf("sparse: NewMPattern: point %d lists neighbour %d twice", a, b)
+					}
+				}
+			}
+			cnt := 0
+			visit := func(i int) {
+				if mark[i] != stamp {
+					mark[i] = stamp
+					cnt++
+				}
+				for _, b := range nbr[i*k : i*k+k] {
+					if mark[b] != stamp {
+						mark[b] = stamp
+						cnt++
+					}
+				}
+			}
+			visit(a)
+			for _, s := range p.revIdx[p.revPtr[a]:p.revPtr[a+1]] {
+				visit(int(s) / k)
+			}
+			counts[a+1] = cnt
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for a := 0; a < n; a++ {
+		counts[a+1] += counts[a]
+	}
+	p.rowPtr = counts
+	nnz := p.rowPtr[n]
+	p.colIdx = make([]int, nnz)
+	p.val = make([]float64, nnz)
+
+	// Pass 2: write and sort the column indices of each row (markers reset, stamps = row index).
+	for _, m := range p.mark[:workers] {
+		for i := range m {
+			m[i] = -1
+		}
+	}
+	err = parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
+		mark := p.mark[w]
+		for a := lo; a < hi; a++ {
+			if (a-lo)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			stamp := int32(a)
+			cols := p.colIdx[p.rowPtr[a]:p.rowPtr[a+1]]
+			t := 0
+			visit := func(i int) {
+				if mark[i] != stamp {
+					mark[i] = stamp
+					cols[t] = i
+					t++
+				}
+				for _, b := range nbr[i*k : i*k+k] {
+					if mark[b] != stamp {
+						mark[b] = stamp
+						cols[t] = int(b)
+						t++
+					}
+				}
+			}
+			visit(a)
+			for _, s := range p.revIdx[p.revPtr[a]:p.revPtr[a+1]] {
+				visit(int(s) / k)
+			}
+			slices.Sort(cols)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *MPattern) ensureScratch(workers int) {
+	for len(p.mark) < workers {
+		p.mark = append(p.mark, make([]int32, p.n))
+	}
+}
+
+// Fill computes the values of M = (I - W)^T (I - W) (paper Eq. (43)) for the weights w (n*k,
+// aligned with the neighbour graph: W[i, nbr[i*k+j]] = w[i*k+j]) into the pattern's own value
+// slice, overwriting the previous values. Row a of M is accumulated as
+// sum_{i ∈ {a} ∪ R(a), ascending i} v_i[a] v_i, v_i = e_i - w_i the rows of I - W, so the
+// summation order is fixed: the values are bit-identical for any worker count and M is exactly
+// symmetric. workers <= 0 means GOMAXPROCS. Non-finite weights return an error (the values are
+// then unspecified).
+func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
+	n, k := p.n, p.k
+	if len(w) != n*k {
+		return fmt.Errorf("sparse: Fill: len(w) = %d, want n*k = %d", len(w), n*k)
+	}
+	workers = parallel.Workers(workers)
+	if workers > n {
+		workers = n
+	}
+	p.ensureScratch(workers)
+	nbr, rowPtr, colIdx, val := p.nbr, p.rowPtr, p.colIdx, p.val
+	revPtr, revIdx := p.revPtr, p.revIdx
+	return parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
+		mark := p.mark[wk]
+		for a := lo; a < hi; a++ {
+			if (a-lo)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			base := rowPtr[a]
+			cols := colIdx[base:rowPtr[a+1]]
+			vals := val[base:rowPtr[a+1]:rowPtr[a+1]]
+			for t, c := range cols {
+				mark[c] = int32(t)
+				vals[t] = 0
+			}
+			// Contributors i in ascending order, a itself merged into R(a): vals += v_i[a] v_i.
+			rev := revIdx[revPtr[a]:revPtr[a+1]]
+			self := false
+			for r := 0; r < len(rev) || !self; {
+				var i int
+				var c float64
+				if !self && (r == len(rev) || int(rev[r])/k > a) {
+					i, c, self = a, 1, true
+				} else {
+					s := int(rev[r])
+					i, c = s/k, -w[s]
+					r++
+				}
+				vals[mark[i]] += c
+				ws := w[i*k : i*k+k]
+				for j, b := range nbr[i*k : i*k+k] {
+					vals[mark[b]] -= c * ws[j]
+				}
+			}
+			for _, v := range vals {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("sparse: Fill: non-finite value in row %d of M (non-finite weights?)", a)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// N is the order of M.
+func (p *MPattern) N() int { return p.n }
+
+// K is the number of neighbours per point.
+func (p *MPattern) K() int { return p.k }
+
+// NNZ is the number of stored entries of M (both triangles).
+func (p *MPattern) NNZ() int { return p.rowPtr[p.n] }
+
+// RowPtr returns the CSR row pointers (length n+1). The slice is the pattern's own storage.
+func (p *MPattern) RowPtr() []int { return p.rowPtr }
+
+// ColIdx returns the CSR column indices, sorted within each row (both triangles). The slice is
+// the pattern's own storage.
+func (p *MPattern) ColIdx() []int { return p.colIdx }
+
+// Values returns the CSR values, aligned with ColIdx; Fill overwrites them in place.
+func (p *MPattern) Values() []float64 { return p.val }
+
+// CSR returns a github.com/james-bowman/sparse CSR matrix over the pattern's own slices (no
+// copy): later Fill calls show through it.
+func (p *MPattern) CSR() *bsparse.CSR {
+	return bsparse.NewCSR(p.n, p.n, p.rowPtr, p.colIdx, p.val)
+}
+
+// Matrix returns M as a CSRMatrix over the pattern's own slices (no copy).
+func (p *MPattern) Matrix() CSRMatrix {
+	return CSRMatrix{Dim: p.n, RowPtr: p.rowPtr, ColIdx: p.colIdx, Val: p.val}
+}
+
+// MulVec sets dst = M x. dst and x must have length n and must not overlap.
+func (p *MPattern) MulVec(dst, x []float64) { p.Matrix().MulVec(dst, x) }
+
+// NormInf is the largest absolute row sum of M, an upper bound of its 2-norm.
+func (p *MPattern) NormInf() float64 { return p.Matrix().NormInf() }
+
+// Memory is the number of bytes held by the pattern (CSR arrays, reverse graph and scratch),
+// excluding the referenced neighbour slice.
+func (p *MPattern) Memory() int {
+	b := 8*len(p.rowPtr) + 8*len(p.colIdx) + 8*len(p.val) + 8*len(p.revPtr) + 4*len(p.revIdx)
+	for _, m := range p.mark {
+		b += 4 * len(m)
+	}
+	return b
+}
+
+// CSRMatrix is a square matrix in CSR form with sorted column indices. For the eigensolver it
+// must be symmetric and stored with both triangles.
+type CSRMatrix struct {
+	Dim    int       // order of the matrix
+	RowPtr []int     // Dim+1 row pointers
+	ColIdx []int     // column indices, sorted within each row
+	Val    []float64 // values aligned with ColIdx
+}
+
+// N is the order of the matrix.
+func (a CSRMatrix) N() int { return a.Dim }
+
+// MulVec sets dst = A x. dst and x must have length N and must not overlap.
+func (a CSRMatrix) MulVec(dst, x []float64) {
+	if len(dst) != a.Dim || len(x) != a.Dim {
+		panic("sparse: CSRMatrix.MulVec: length mismatch")
+	}
+	for i := 0; i < a.Dim; i++ {
+		lo, hi := a.RowPtr[i], a.RowPtr[i+1]
+		cols := a.ColIdx[lo:hi]
+		vals := a.Val[lo:hi:hi]
+		s := 0.0
+		for t, c := range cols {
+			s += vals[t] * x[c]
+		}
+		dst[i] = s
+	}
+}
+
+// NormInf is the largest absolute row sum of the matrix (for symmetric matrices an upper bound of
+// the 2-norm).
+func (a CSRMatrix) NormInf() float64 {
+	m := 0.0
+	for i := 0; i < a.Dim; i++ {
+		s := 0.0
+		for _, v := range a.Val[a.RowPtr[i]:a.RowPtr[i+1]] {
+			s += math.Abs(v)
+		}
+		m = max(m, s)
+	}
+	return m
+}
+
+// AssembleW builds W in CSR form with sorted column indices: W[i, nbr[i*k+j]] = w[i*k+j]
+// (paper Eq. (43) uses I - W). The arrays are new. nbr must satisfy the NewMPattern rules.
+func AssembleW(n, k int, nbr []int32, w []float64) (*bsparse.CSR, error) {
+	if n < 1 || k < 0 || len(nbr) != n*k || len(w) != n*k {
+		return nil, fmt.Errorf("sparse: AssembleW: n = %d, k = %d, len(nbr) = %d, len(w) = %d do not match", n, k, len(nbr), len(w))
+	}
+	rowPtr := make([]int, n+1)
+	colIdx := make([]int, n*k)
+	val := make([]float64, n*k)
+	ord := make([]int, k)
+	for i := 0; i < n; i++ {
+		rowPtr[i+1] = (i + 1) * k
+		row := nbr[i*k : i*k+k]
+		for j := range ord {
+			ord[j] = j
+			if row[j] < 0 || int(row[j]) >= n || int(row[j]) == i {
+				return nil, fmt.Errorf("sparse: AssembleW: neighbour %d of point %d is %d", j, i, row[j])
+			}
+		}
+		slices.SortFunc(ord, func(x, y int) int { return int(row[x]) - int(row[y]) })
+		for t, j := range ord {
+			if t > 0 && row[j] == row[ord[t-1]] {
+				return nil, fmt.Errorf("sparse: AssembleW: point %d lists neighbour %d twice", i, row[j])
+			}
+			colIdx[i*k+t] = int(row[j])
+			val[i*k+t] = w[i*k+j]
+		}
+	}
+	return bsparse.NewCSR(n, n, rowPtr, colIdx, val), nil
+}

@@ -1,0 +1,397 @@
+package sparse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Operator is a shift-invert operator for a symmetric matrix A: after SetShift(sigma) it applies
+// dst = (A - sigma I)^{-1} x. The operator owns its factorization; SetShift refactors (reusing
+// whatever depends only on the sparsity pattern) and returns an error when A - sigma I cannot
+// be factored (for a Cholesky operator: not positive definite). Apply must not be called before
+// a successful SetShift; dst and x have length N and do not overlap.
+type Operator interface {
+	N() int
+	SetShift(sigma float64) error
+	Apply(dst, x []float64)
+}
+
+// SymMatrix is the symmetric matrix A whose eigenpairs are wanted. The eigensolver uses it for
+// true residuals ||A u - lambda u|| and for the norm estimate NormInf (max absolute row sum,
+// an upper bound of ||A||_2). CSRMatrix and *MPattern implement it.
+type SymMatrix interface {
+	N() int
+	MulVec(dst, x []float64)
+	NormInf() float64
+}
+
+// EigOptions configures the smallest-eigenpair solvers. The zero value asks for one eigenpair
+// with the defaults below.
+type EigOptions struct {
+	// NEV is the number of wanted eigenpairs (orthogonal to Deflate). Default 1.
+	NEV int
+	// Deflate holds known exact eigenvectors to project out (e.g. the constant vector, M's null
+	// vector when the weights sum to one). They need not be normalised or orthogonal but must be
+	// linearly independent; the solver orthonormalises a copy. The result holds only eigenpairs
+	// orthogonal to their span. Default none.
+	Deflate [][]float64
+	// Start holds warm-start vectors (e.g. the previous embedding's eigenvectors): the Krylov
+	// process starts from their normalised sum, projected off Deflate. Default: a random start
+	// vector drawn from Seed.
+	Start [][]float64
+	// Tol is the convergence tolerance. An eigenpair (lambda, u), ||u|| = 1, is accepted when
+	// both the true residual ||A u - lambda u|| <= Tol * ||A||_inf and the Lanczos residual
+	// estimate in the shift-inverted space is <= Tol * nu (nu = 1/(lambda - sigma), the
+	// ARPACK/Spectra criterion, which makes the vectors resolve clusters relative to the
+	// shifted gaps). Default 1e-10; values below 1e-14 are raised to 1e-14 (the round-off level
+	// of A u).
+	Tol float64
+	// MaxOps bounds the number of operator applications (linear solves) over all shifts.
+	// Default 500.
+	MaxOps int
+	// NCV is the Krylov basis size (number of Lanczos vectors kept before a thick restart).
+	// Default max(2 NEV + 10, 20), capped at N - len(Deflate). At least NEV + 2.
+	NCV int
+	// Seed seeds the random start vector (and the random vectors that continue the process
+	// after an invariant subspace is found). Default 0, a fixed seed.
+	Seed uint64
+	// Shift fixes the shift sigma; 0 selects it automatically (see ShiftScale). A fixed shift is
+	// never adapted, but still retried once more negative if the factorization fails.
+	Shift float64
+	// StartShift, when negative and Shift is 0, starts the automatic rule at this shift instead
+	// of -ShiftScale ||A||_inf if it is closer to zero (e.g. the shift the base fit adapted to,
+	// for a generation of similar spectrum). The result is then a function of the matrix and the
+	// options only: the solver keeps no state between calls that changes an answer.
+	// Default 0 (unused).
+	StartShift float64
+}
+
+// ShiftScale, ShiftFloor and MaxReshifts parameterise the automatic shift rule of
+// Eigensolver.Smallest (used when EigOptions.Shift is 0).
+//
+// The eigenvalues wanted are the smallest of a positive semidefinite M whose nontrivial
+// eigenvalues are tiny (~1e-9 at n = 10k, 1e-13..1e-16 at n = 200k..1M on the Swiss roll).
+// Shift-invert Lanczos converges at the rate set by the ratio
+// (lambda_{nev+1} - sigma) / (lambda_nev - sigma); a shift far below the wanted eigenvalues
+// (e.g. -1e-5) makes this ratio ~1 and needs hundreds of solves, a shift at the scale of the
+// wanted eigenvalues gives the ratio lambda_{nev+1}/lambda_nev and ~20 solves. So:
+//  1. start with sigma0 = -ShiftScale * ||A||_inf (ShiftScale = 1e-10), which keeps A - sigma I
+//     safely positive definite for any PSD A at any n;
+//  2. once the wanted Ritz pairs have loosely converged (Lanczos residual estimate <= 0.1
+//     theta, with at least NEV+1 Krylov vectors), the Ritz values give estimates
+//     lambda_i = sigma + 1/theta_i, which only overestimate the true eigenvalues. If the
+//     shift dominates the wanted eigenvalues (|sigma| > lambda_NEV estimate), re-shift to
+//     sigma = -max(lambda_1 estimate / 10, ShiftFloor * ||A||_inf) (ShiftFloor = 1e-14, above
+//     the round-off level of the computed A's eigenvalues) and warm-start the new Lanczos
+//     process from the current Ritz vectors; at most MaxReshifts = 2 times;
+//  3. a warm-started call (Start set) on the same Eigensolver begins at the previous call's
+//     final automatic shift instead of sigma0 (the spectrum of the next generation is similar),
+//     saving the re-shift's factorization;
+//  4. if a factorization fails (not positive definite), retry once with a shift 1000 times
+//     more negative (for an adaptive re-shift: fall back to the previous, working shift and
+//     stop adapting); a second failure returns a *ShiftError.
+const (
+	ShiftScale  = 1e-10
+	ShiftFloor  = 1e-14
+	MaxReshifts = 2
+)
+
+// EigResult holds the eigenpairs found by the smallest-eigenpair solvers, in ascending order.
+type EigResult struct {
+	Values    []float64   // eigenvalues, ascending
+	Vectors   [][]float64 // unit eigenvectors, Vectors[i] belongs to Values[i], orthogonal to Deflate
+	Residuals []float64   // true residuals ||A u_i - lambda_i u_i||
+	NormA     float64     // ||A||_inf, the scale of the residual test
+	Shift     float64     // the shift of the final Lanczos run
+	Shifts    []float64   // every shift factored, in order (including failed ones)
+
+	Iterations     int // thick restarts over all shifts
+	OpApplies      int // operator applications (linear solves)
+	Factorizations int // calls of Operator.SetShift
+
+	FactorTime time.Duration // time in SetShift
+	ApplyTime  time.Duration // time in Apply
+	TotalTime  time.Duration
+}
+
+// NotConvergedError reports that MaxOps operator applications did not produce NEV eigenpairs
+// satisfying the tolerance. The EigResult returned with it holds the current approximations
+// (not eigenpairs to rely on).
+type NotConvergedError struct {
+	NEV, Converged int     // wanted and converged eigenpairs
+	OpApplies      int     // operator applications used
+	Iterations     int     // thick restarts
+	Residual       float64 // worst relative true residual ||A u - lambda u|| / ||A|| of the wanted pairs
+	Shift          float64 // shift of the last run
+}
+
+func (e *NotConvergedError) Error() string {
+	return fmt.Sprintf("sparse: eigensolver did not converge: %d of %d eigenpairs after %d operator applications (%d restarts), worst relative residual %.3g, shift %.3g",
+		e.Converged, e.NEV, e.OpApplies, e.Iterations, e.Residual, e.Shift)
+}
+
+// ShiftError reports that A - sigma I could not be factored at the chosen shift nor at the
+// safer retry shift.
+type ShiftError struct {
+	Shift, Retry  float64 // the shift tried first and the retry shift
+	Err, RetryErr error   // the factorization errors
+}
+
+func (e *ShiftError) Error() string {
+	return fmt.Sprintf("sparse: shift-invert factorization failed at shift %.3g (%v) and at retry shift %.3g (%v)", e.Shift, e.Err, e.Retry, e.RetryErr)
+}
+
+// Unwrap returns both factorization errors.
+func (e *ShiftError) Unwrap() []error { return []error{e.Err, e.RetryErr} }
+
+// Eigensolver computes the smallest eigenpairs of a symmetric positive semidefinite matrix by
+// shift-invert Lanczos. It keeps the operator (and so the symbolic factorization) and the
+// Krylov basis between calls: after the matrix values change (e.g. MPattern.Fill of a new GLLE
+// generation) call Smallest again, warm-started from the previous vectors.
+type Eigensolver struct {
+	a         SymMatrix
+	op        Operator
+	lz        *Lanczos
+}
+
+// NewEigensolver returns a solver for the matrix a through the shift-invert operator op (which
+// must invert a - sigma I for the same a).
+func NewEigensolver(a SymMatrix, op Operator) *Eigensolver {
+	if a == nil || op == nil {
+		panic("sparse: NewEigensolver: nil matrix or operator")
+	}
+	if a.N() != op.N() {
+		panic("sparse: NewEigensolver: matrix and operator sizes differ")
+	}
+	return &Eigensolver{a: a, op: op, lz: NewLanczos(a.N())}
+}
+
+// Smallest computes the opts.NEV smallest eigenpairs of the matrix orthogonal to opts.Deflate,
+// choosing the shift by the rule documented at ShiftScale unless opts.Shift is set. The eigenvalues are back-transformed
+// from the Ritz values nu of (A - sigma I)^{-1} as lambda = sigma + 1/nu. Errors:
+// *NotConvergedError (result holds the unconverged approximations), *ShiftError, context
+// errors, and plain errors for invalid options.
+func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult, error) {
+	t0 := time.Now()
+	var res EigResult
+	n := e.a.N()
+	cfg, err := resolveOptions(n, opts)
+	if err != nil {
+		return res, err
+	}
+	if c, ok := e.op.(interface{ SetContext(context.Context) }); ok {
+		c.SetContext(ctx)
+	}
+	res.NormA = e.a.NormInf()
+	normA := res.NormA
+	if normA == 0 || math.IsNaN(normA) || math.IsInf(normA, 0) {
+		if normA != 0 {
+			return res, fmt.Errorf("sparse: Smallest: matrix has non-finite entries")
+		}
+		normA = 1 // the zero matrix: any shift works
+	}
+
+	setShift := func(sigma float64) error {
+		t := time.Now()
+		err := e.op.SetShift(sigma)
+		res.FactorTime += time.Since(t)
+		res.Factorizations++
+		res.Shifts = append(res.Shifts, sigma)
+		return err
+	}
+	isCtx := func(err error) bool {
+		return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	}
+
+	auto := opts.Shift == 0
+	sigma := opts.Shift
+	if auto {
+		sigma = -ShiftScale * normA
+		if opts.StartShift < 0 && opts.StartShift > sigma {
+			sigma = opts.StartShift // e.g. the base fit's adapted shift, for a generation
+		}
+	}
+	if err := setShift(sigma); err != nil {
+		if isCtx(err) {
+			return res, err
+		}
+		retry := sigma * 1000
+		if sigma == 0 {
+			retry = -ShiftScale * normA
+		}
+		if rerr := setShift(retry); rerr != nil {
+			return res, &ShiftError{Shift: sigma, Retry: retry, Err: err, RetryErr: rerr}
+		}
+		sigma, auto = retry, false
+	}
+
+	start := cfg.start
+	reshifts := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		var hook reshiftHook
+		if auto && reshifts < MaxReshifts {
+			hook = func(lam []float64) (float64, bool) {
+				// lam: Ritz estimates of the NEV+1 smallest eigenvalues (ascending) at this shift.
+				if -sigma <= lam[cfg.nev-1] {
+					return 0, false
+				}
+				s := -max(lam[0]/10, ShiftFloor*normA)
+				if s <= sigma*0.9 { // not a real move towards zero: keep the shift
+					return 0, false
+				}
+				return s, true
+			}
+		}
+		run := e.lz.run(ctx, e.a, e.op, sigma, normA, cfg, start, hook)
+		res.Iterations += run.restarts
+		res.OpApplies += run.ops
+		res.ApplyTime += run.applyTime
+		cfg.maxOps -= run.ops
+		if run.err != nil {
+			fillResult(&res, run, sigma, n)
+			return res, run.err
+		}
+		if run.reshift != 0 {
+			prev := sigma
+			reshifts++
+			if err := setShift(run.reshift); err != nil {
+				if isCtx(err) {
+					return res, err
+				}
+				// Fall back to the previous, working shift and stop adapting.
+				if rerr := setShift(prev); rerr != nil {
+					return res, &ShiftError{Shift: run.reshift, Retry: prev, Err: err, RetryErr: rerr}
+				}
+				auto = false
+			} else {
+				sigma = run.reshift
+			}
+			start = run.vectors // warm start from the current Ritz vectors
+			continue
+		}
+		fillResult(&res, run, sigma, n)
+		res.TotalTime = time.Since(t0)
+		if run.converged < cfg.nev {
+			worst := 0.0
+			for _, r := range res.Residuals {
+				worst = max(worst, r/normA)
+			}
+			return res, &NotConvergedError{NEV: cfg.nev, Converged: run.converged, OpApplies: res.OpApplies,
+				Iterations: res.Iterations, Residual: worst, Shift: sigma}
+		}
+		return res, nil
+	}
+}
+
+func fillResult(res *EigResult, run lanczosRun, sigma float64, n int) {
+	res.Shift = sigma
+	res.Values = run.values
+	res.Vectors = run.vectors
+	res.Residuals = run.residuals
+}
+
+// SmallestEigs is the convenience entry: the nev = opts.NEV smallest eigenpairs of the symmetric
+// positive semidefinite matrix a (full CSR, both triangles, sorted columns; e.g.
+// MPattern.Matrix()), orthogonal to opts.Deflate, by shift-invert Lanczos over the sparse
+// Cholesky factorization with the automatic shift rule documented at ShiftScale. It analyses the pattern on
+// every call: to reuse the symbolic analysis across GLLE generations keep a ShiftInvert and an
+// Eigensolver instead.
+func SmallestEigs(ctx context.Context, a CSRMatrix, opts EigOptions) (EigResult, error) {
+	op, err := NewShiftInvert(ctx, a)
+	if err != nil {
+		return EigResult{}, err
+	}
+	return NewEigensolver(a, op).Smallest(ctx, opts)
+}
+
+// eigConfig is EigOptions with defaults applied and the deflation basis orthonormalised.
+type eigConfig struct {
+	nev, ncv, maxOps int
+	tol              float64
+	seed             uint64
+	defl             [][]float64 // orthonormal
+	start            [][]float64
+}
+
+func resolveOptions(n int, o EigOptions) (eigConfig, error) {
+	c := eigConfig{nev: o.NEV, ncv: o.NCV, maxOps: o.MaxOps, tol: o.Tol, seed: o.Seed, start: o.Start}
+	if c.nev == 0 {
+		c.nev = 1
+	}
+	if c.tol == 0 {
+		c.tol = 1e-10
+	}
+	c.tol = max(c.tol, 1e-14)
+	if c.maxOps == 0 {
+		c.maxOps = 500
+	}
+	if c.nev < 0 || c.ncv < 0 || c.maxOps < 0 || c.tol < 0 || math.IsNaN(c.tol) {
+		return c, fmt.Errorf("sparse: eigensolver options: negative NEV, NCV, MaxOps or Tol")
+	}
+	for _, d := range o.Deflate {
+		if len(d) != n {
+			return c, fmt.Errorf("sparse: eigensolver options: deflation vector of length %d, want %d", len(d), n)
+		}
+		v := make([]float64, n)
+		copy(v, d)
+		for pass := 0; pass < 2; pass++ {
+			for _, q := range c.defl {
+				axpy(-dot(q, v), q, v)
+			}
+		}
+		nv := norm(v)
+		if !(nv > 1e-8*norm(d)) {
+			return c, fmt.Errorf("sparse: eigensolver options: deflation vectors are linearly dependent or zero")
+		}
+		scal(1/nv, v)
+		c.defl = append(c.defl, v)
+	}
+	for _, s := range o.Start {
+		if len(s) != n {
+			return c, fmt.Errorf("sparse: eigensolver options: start vector of length %d, want %d", len(s), n)
+		}
+	}
+	room := n - len(c.defl)
+	if c.nev+1 > room {
+		return c, fmt.Errorf("sparse: eigensolver options: NEV = %d too large for n = %d with %d deflated vectors", c.nev, n, len(c.defl))
+	}
+	if c.ncv == 0 {
+		c.ncv = max(2*c.nev+10, 20)
+	}
+	c.ncv = min(c.ncv, room)
+	if c.ncv < c.nev+2 && c.ncv < room {
+		return c, fmt.Errorf("sparse: eigensolver options: NCV = %d, need at least NEV + 2 = %d", c.ncv, c.nev+2)
+	}
+	return c, nil
+}
+
+func dot(x, y []float64) float64 {
+	s := 0.0
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}
+
+func norm(x []float64) float64 {
+	// Scaled two-pass free version: the vectors here are O(1), plain sum of squares is safe.
+	return math.Sqrt(dot(x, x))
+}
+
+func axpy(a float64, x, y []float64) {
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
+
+func scal(a float64, x []float64) {
+	for i := range x {
+		x[i] *= a
+	}
+}

@@ -1,0 +1,101 @@
+package sparse
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestLargeSwissRoll measures the eigensolver on Swiss rolls of n = 10k and 100k points (k = 10,
+// LLE weights): solves per cold and warm eigensolve. Slow: runs only with GLLE_SPARSE_LARGE set
+// (its value, if a number, is the largest n).
+func TestLargeSwissRoll(t *testing.T) {
+	env := os.Getenv("GLLE_SPARSE_LARGE")
+	if env == "" {
+		t.Skip("set GLLE_SPARSE_LARGE=1 (or the largest n) to run")
+	}
+	maxN := 100000
+	if v, err := strconv.Atoi(env); err == nil && v > 1 {
+		maxN = v
+	}
+	ctx := context.Background()
+	for _, n := range []int{10000, 100000, 1000000} {
+		if n > maxN {
+			break
+		}
+		const k = 10
+		rng := rand.New(rand.NewPCG(21, uint64(n)))
+		t0 := time.Now()
+		x := swissRoll(rng, n)
+		nbr := gridKNN(x, k)
+		w := lleWeights(x, k, nbr, 1e-3)
+		tKNN := time.Since(t0)
+		t0 = time.Now()
+		p, err := NewMPattern(ctx, n, k, nbr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tPat := time.Since(t0)
+		t0 = time.Now()
+		if err := p.Fill(ctx, w, 0); err != nil {
+			t.Fatal(err)
+		}
+		tFill := time.Since(t0)
+		ones := make([]float64, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		m := p.Matrix()
+		t0 = time.Now()
+		op, err := NewShiftInvert(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tAn := time.Since(t0)
+		es := NewEigensolver(m, op)
+		opts := EigOptions{NEV: 2, Deflate: [][]float64{ones}}
+		res, err := es.Smallest(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("n=%d: nnz/row %.1f, mem %.0f MB, knn+weights %v, pattern %v, fill %v, analyse %v, nnz(L)/row %.0f",
+			n, float64(p.NNZ())/float64(n), float64(p.Memory())/1e6, tKNN, tPat, tFill, tAn, float64(op.Symbolic().NNZ())/float64(n))
+		t.Logf("  cold: %d solves, %d factorizations (%v), shifts %.3g, values/||M|| %.3g, residuals/||M|| %.3g, apply %v, total %v",
+			res.OpApplies, res.Factorizations, res.FactorTime, res.Shifts, scaled(res.Values, res.NormA),
+			scaled(res.Residuals, res.NormA), res.ApplyTime, res.TotalTime)
+		// Next generation: perturbed sum-to-one weights, warm start.
+		for i := 0; i < n; i++ {
+			s := 0.0
+			for j := 0; j < k; j++ {
+				w[i*k+j] *= 1 + 1e-2*rng.NormFloat64()
+				s += w[i*k+j]
+			}
+			for j := 0; j < k; j++ {
+				w[i*k+j] /= s
+			}
+		}
+		if err := p.Fill(ctx, w, 0); err != nil {
+			t.Fatal(err)
+		}
+		cold, err := es.Smallest(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Start = res.Vectors
+		warm, err := es.Smallest(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("  next generation (weights x (1 + 1e-2 N(0,1))): cold %d solves (%d fact., %v), warm %d solves (%d fact., %v)",
+			cold.OpApplies, cold.Factorizations, cold.TotalTime, warm.OpApplies, warm.Factorizations, warm.TotalTime)
+		// The initial shift kept fixed, to judge the adaptive re-shift.
+		fixed0, err := es.Smallest(ctx, EigOptions{NEV: 2, Deflate: [][]float64{ones}, Shift: -ShiftScale * res.NormA, MaxOps: 600})
+		t.Logf("  fixed initial shift %.3g: %d solves, err %v", -ShiftScale*res.NormA, fixed0.OpApplies, err)
+		// Fixed shift -1e-5 for comparison with the common recommendation.
+		fixed, err := es.Smallest(ctx, EigOptions{NEV: 2, Deflate: [][]float64{ones}, Shift: -1e-5, MaxOps: 600})
+		t.Logf("  fixed shift -1e-5: %d solves, err %v", fixed.OpApplies, err)
+	}
+}

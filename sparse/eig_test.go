@@ -1,0 +1,572 @@
+package sparse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// denseCholOp is a shift-invert operator over a dense Cholesky factorization (gonum), used to
+// test the Lanczos process independently of the sparse Cholesky.
+type denseCholOp struct {
+	m     CSRMatrix // read on every SetShift, like ShiftInvert
+	a     *mat.SymDense
+	chol  mat.Cholesky
+	fail  int // number of SetShift calls still to fail (injected breakdowns)
+	calls int
+	xv    *mat.VecDense
+	dv    mat.VecDense
+}
+
+func newDenseCholOp(m CSRMatrix) *denseCholOp {
+	return &denseCholOp{m: m, a: mat.NewSymDense(m.Dim, nil), xv: mat.NewVecDense(m.Dim, nil)}
+}
+
+func (o *denseCholOp) N() int { return o.a.SymmetricDim() }
+
+func (o *denseCholOp) SetShift(sigma float64) error {
+	o.calls++
+	if o.fail > 0 {
+		o.fail--
+		return &NotPositiveDefiniteError{Column: 0, Pivot: -1}
+	}
+	m, b := o.m, o.a
+	for i := 0; i < m.Dim; i++ {
+		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
+			if j := m.ColIdx[q]; j >= i {
+				b.SetSym(i, j, m.Val[q])
+			}
+		}
+		b.SetSym(i, i, b.At(i, i)-sigma)
+	}
+	if !o.chol.Factorize(b) {
+		return &NotPositiveDefiniteError{Column: -1, Pivot: math.NaN()}
+	}
+	return nil
+}
+
+func (o *denseCholOp) Apply(dst, x []float64) {
+	copy(o.xv.RawVector().Data, x)
+	if err := o.chol.SolveVecTo(&o.dv, o.xv); err != nil {
+		panic(err)
+	}
+	copy(dst, o.dv.RawVector().Data)
+}
+
+// lleProblem is M for LLE weights on a Swiss roll (k = 10, ridge 1e-3 trace), its dense copy
+// and the data needed to refill it.
+type lleProblem struct {
+	x     [][3]float64
+	nbr   []int32
+	w     []float64
+	p     *MPattern
+	dense []float64 // row-major n x n copy of M
+	ones  []float64
+	ref   EigResult // dense oracle: 8 smallest eigenpairs orthogonal to the constant
+}
+
+var (
+	lleOnce  sync.Once
+	lleCache *lleProblem
+)
+
+const lleN, lleK = 800, 10
+
+// getLLE builds the shared test problem once (brute-force kNN of 800 points).
+func getLLE(t testing.TB) *lleProblem {
+	lleOnce.Do(func() {
+		rng := rand.New(rand.NewPCG(11, 12))
+		x := swissRoll(rng, lleN)
+		nbr := bruteKNN(x, lleK)
+		w := lleWeights(x, lleK, nbr, 1e-3)
+		p, err := NewMPattern(context.Background(), lleN, lleK, nbr, 2)
+		if err != nil {
+			panic(err)
+		}
+		if err := p.Fill(context.Background(), w, 2); err != nil {
+			panic(err)
+		}
+		ones := make([]float64, lleN)
+		for i := range ones {
+			ones[i] = 1
+		}
+		d := toDense(p.Matrix())
+		ref, err := DenseSmallest(lleN, d, 8, [][]float64{ones})
+		if err != nil {
+			panic(err)
+		}
+		lleCache = &lleProblem{x: x, nbr: nbr, w: w, p: p, dense: d, ones: ones, ref: ref}
+	})
+	return lleCache
+}
+
+func toDense(m CSRMatrix) []float64 {
+	n := m.Dim
+	d := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
+			d[i*n+m.ColIdx[q]] = m.Val[q]
+		}
+	}
+	return d
+}
+
+// maxSine is the largest principal-angle sine between span(u) (orthonormal) and span(v)
+// (orthonormal), bounded above by the Frobenius norm of (I - V V^T) U; when dim u <= dim v it
+// measures how far span(u) is from lying inside span(v).
+func maxSine(u, v [][]float64) float64 {
+	s := 0.0
+	r := make([]float64, len(u[0]))
+	for _, ui := range u {
+		copy(r, ui)
+		for pass := 0; pass < 2; pass++ {
+			for _, vj := range v {
+				axpy(-dot(vj, r), vj, r)
+			}
+		}
+		s += dot(r, r)
+	}
+	return math.Sqrt(s)
+}
+
+// compareWithDense checks got against the dense oracle: residuals, values, and eigenvectors
+// cluster by cluster (eigenvalues closer than clusterGap * ||M|| form one cluster whose
+// computed vectors must lie in the span of the dense cluster, extended past nev if the
+// cluster straddles it).
+func compareWithDense(t *testing.T, got, ref EigResult, nev int) {
+	t.Helper()
+	normM := got.NormA
+	if len(got.Values) != nev {
+		t.Fatalf("got %d eigenpairs, want %d", len(got.Values), nev)
+	}
+	for i := 0; i < nev; i++ {
+		// Required accuracy from the brief: residual <= 1e-10 ||M||.
+		if got.Residuals[i] > 1e-10*normM {
+			t.Errorf("pair %d: residual %.3g > 1e-10 ||M|| = %.3g", i, got.Residuals[i], 1e-10*normM)
+		}
+		// Both solvers are backward stable: eigenvalues agree to a small multiple of eps ||M||.
+		if d := math.Abs(got.Values[i] - ref.Values[i]); d > 1e-12*normM {
+			t.Errorf("pair %d: lambda %.6g vs dense %.6g (diff %.3g)", i, got.Values[i], ref.Values[i], d)
+		}
+		if i > 0 && got.Values[i] < got.Values[i-1] {
+			t.Errorf("values not ascending: %v", got.Values)
+		}
+	}
+	// Eigenvector error of either solver is ~ eps ||M|| / gap; gaps below 1e-6 ||M|| are treated
+	// as clusters so that 1e-8 (the brief's bound) is meaningful.
+	const clusterGap = 1e-6
+	for lo := 0; lo < nev; {
+		hi := lo + 1
+		for hi < len(ref.Values) && ref.Values[hi]-ref.Values[hi-1] < clusterGap*normM {
+			hi++
+		}
+		s := maxSine(got.Vectors[lo:min(hi, nev)], ref.Vectors[lo:hi])
+		if s > 1e-8 {
+			t.Errorf("pairs %d..%d: principal-angle sine %.3g vs dense > 1e-8", lo, hi-1, s)
+		}
+		lo = hi
+	}
+}
+
+func TestDenseSmallestKnownSpectrum(t *testing.T) {
+	// Path-graph Laplacian: eigenvalues 2 - 2 cos(pi j / n), null vector = constant.
+	const n = 50
+	a := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			a[i*n+i-1], a[i*n+i] = -1, a[i*n+i]+1
+		}
+		if i < n-1 {
+			a[i*n+i+1], a[i*n+i] = -1, a[i*n+i]+1
+		}
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	res, err := DenseSmallest(n, a, 3, [][]float64{ones})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := 1; j <= 3; j++ {
+		want := 2 - 2*math.Cos(math.Pi*float64(j)/n)
+		if math.Abs(res.Values[j-1]-want) > 1e-13 { // O(eps * ||A||) for a symmetric QR
+			t.Errorf("lambda_%d = %v, want %v", j, res.Values[j-1], want)
+		}
+		if math.Abs(dot(res.Vectors[j-1], ones)) > 1e-12 {
+			t.Errorf("vector %d not orthogonal to the deflated constant", j)
+		}
+	}
+	res, err = DenseSmallest(n, a, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.Values[0]) > 1e-13 {
+		t.Errorf("undeflated smallest %v, want 0", res.Values[0])
+	}
+	if _, err := DenseSmallest(n, a[:10], 1, nil); err == nil {
+		t.Error("short matrix accepted")
+	}
+}
+
+// opFactory builds the shift-invert operator under test: the dense reference operator and,
+// when the sparse Cholesky is available, the package's ShiftInvert.
+type opFactory struct {
+	name string
+	make func(t *testing.T, m CSRMatrix) Operator
+}
+
+func operators() []opFactory {
+	return []opFactory{
+		{"dense", func(t *testing.T, m CSRMatrix) Operator { return newDenseCholOp(m) }},
+		{"sparse", func(t *testing.T, m CSRMatrix) Operator {
+			op, err := NewShiftInvert(context.Background(), m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return op
+		}},
+	}
+}
+
+func TestSmallestDeflatedLLE(t *testing.T) {
+	pr := getLLE(t)
+	const nev = 4
+	ref := pr.ref
+	t.Logf("dense smallest nontrivial eigenvalues / ||M||: %.3g", scaled(ref.Values, ref.NormA))
+	for _, of := range operators() {
+		t.Run(of.name, func(t *testing.T) {
+			m := pr.p.Matrix()
+			es := NewEigensolver(m, of.make(t, m))
+			got, err := es.Smallest(context.Background(), EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d solves, %d restarts, shifts %.3g, residuals/||M|| %.3g", of.name, got.OpApplies, got.Iterations,
+				got.Shifts, scaled(got.Residuals, got.NormA))
+			compareWithDense(t, got, ref, nev)
+			for i, u := range got.Vectors {
+				// Deflation: projected out twice per step, so orthogonal to round-off.
+				if c := math.Abs(dot(u, pr.ones)) / math.Sqrt(lleN); c > 1e-12 {
+					t.Errorf("vector %d has constant component %.3g", i, c)
+				}
+			}
+		})
+	}
+}
+
+func scaled(v []float64, s float64) []float64 {
+	o := make([]float64, len(v))
+	for i := range v {
+		o[i] = v[i] / s
+	}
+	return o
+}
+
+// TestSmallestNotDeflated uses weights that do not sum to one (like the paper-exact EM
+// mean weights): M is nonsingular and the NEV smallest eigenpairs are wanted without deflation.
+func TestSmallestNotDeflated(t *testing.T) {
+	pr := getLLE(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	w := make([]float64, len(pr.w))
+	for i := range w {
+		w[i] = pr.w[i] * (0.95 + 0.1*rng.Float64())
+	}
+	p, err := NewMPattern(context.Background(), lleN, lleK, pr.nbr, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Fill(context.Background(), w, 2); err != nil {
+		t.Fatal(err)
+	}
+	const nev = 3
+	ref, err := DenseSmallest(lleN, toDense(p.Matrix()), nev+4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dense smallest eigenvalues / ||M||: %.3g", scaled(ref.Values, ref.NormA))
+	for _, of := range operators() {
+		t.Run(of.name, func(t *testing.T) {
+			m := p.Matrix()
+			got, err := NewEigensolver(m, of.make(t, m)).Smallest(context.Background(), EigOptions{NEV: nev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d solves, shifts %.3g", of.name, got.OpApplies, got.Shifts)
+			compareWithDense(t, got, ref, nev)
+		})
+	}
+}
+
+// TestSmallestWarmStart: a new generation (perturbed weights, values refilled) warm-started
+// from the previous eigenvectors needs fewer operator applications than a cold start.
+func TestSmallestWarmStart(t *testing.T) {
+	pr := getLLE(t)
+	ctx := context.Background()
+	p, err := NewMPattern(ctx, lleN, lleK, pr.nbr, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Fill(ctx, pr.w, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, of := range operators() {
+		t.Run(of.name, func(t *testing.T) {
+			m := p.Matrix()
+			es := NewEigensolver(m, of.make(t, m))
+			opts := EigOptions{NEV: 2, Deflate: [][]float64{pr.ones}}
+			first, err := es.Smallest(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Next generation: weights perturbed by 1e-3 relative, row sums kept at one.
+			rng := rand.New(rand.NewPCG(15, 16))
+			w := make([]float64, len(pr.w))
+			for i := 0; i < lleN; i++ {
+				s := 0.0
+				for j := 0; j < lleK; j++ {
+					w[i*lleK+j] = pr.w[i*lleK+j] * (1 + 1e-3*rng.NormFloat64())
+					s += w[i*lleK+j]
+				}
+				for j := 0; j < lleK; j++ {
+					w[i*lleK+j] /= s
+				}
+			}
+			if err := p.Fill(ctx, w, 2); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = p.Fill(ctx, pr.w, 2) }()
+			cold, err := es.Smallest(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Start = first.Vectors
+			opts.StartShift = first.Shift
+			warm, err := es.Smallest(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: first %d, cold %d, warm %d operator applications (factorizations %d/%d)",
+				of.name, first.OpApplies, cold.OpApplies, warm.OpApplies, cold.Factorizations, warm.Factorizations)
+			if warm.OpApplies >= cold.OpApplies {
+				t.Errorf("warm start used %d operator applications, cold %d", warm.OpApplies, cold.OpApplies)
+			}
+			ref, err := DenseSmallest(lleN, toDense(m), 6, [][]float64{pr.ones})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareWithDense(t, warm, ref, 2)
+		})
+	}
+}
+
+func TestSmallestNotConverged(t *testing.T) {
+	pr := getLLE(t)
+	m := pr.p.Matrix()
+	res, err := NewEigensolver(m, newDenseCholOp(m)).Smallest(context.Background(),
+		EigOptions{NEV: 3, Deflate: [][]float64{pr.ones}, MaxOps: 4, Shift: -1e-3})
+	var nc *NotConvergedError
+	if !errors.As(err, &nc) {
+		t.Fatalf("got %v, want *NotConvergedError", err)
+	}
+	if nc.OpApplies != 4 || nc.NEV != 3 || nc.Shift != -1e-3 || res.OpApplies != 4 {
+		t.Errorf("error fields %+v, result ops %d", nc, res.OpApplies)
+	}
+	t.Log(err)
+}
+
+func TestSmallestShiftFailure(t *testing.T) {
+	pr := getLLE(t)
+	m := pr.p.Matrix()
+	opts := EigOptions{NEV: 2, Deflate: [][]float64{pr.ones}}
+	// One breakdown: the retry with a more negative shift succeeds.
+	op := newDenseCholOp(m)
+	op.fail = 1
+	res, err := NewEigensolver(m, op).Smallest(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Shifts[1] != 1000*res.Shifts[0] || res.Shift != res.Shifts[1] {
+		t.Errorf("shifts %v", res.Shifts)
+	}
+	// Two breakdowns: a *ShiftError carrying the factorization errors.
+	op = newDenseCholOp(m)
+	op.fail = 2
+	_, err = NewEigensolver(m, op).Smallest(context.Background(), opts)
+	var se *ShiftError
+	var npd *NotPositiveDefiniteError
+	if !errors.As(err, &se) || !errors.As(err, &npd) {
+		t.Fatalf("got %v, want *ShiftError wrapping *NotPositiveDefiniteError", err)
+	}
+	// A shift above the smallest eigenvalue fails for real (not positive definite) and is retried.
+	op = newDenseCholOp(m)
+	res, err = NewEigensolver(m, op).Smallest(context.Background(), EigOptions{NEV: 1, Shift: 1e-3})
+	if !errors.As(err, &se) {
+		t.Fatalf("shift above the spectrum bottom: got %v (result shifts %v)", err, res.Shifts)
+	}
+}
+
+func TestEigOptionsErrors(t *testing.T) {
+	pr := getLLE(t)
+	m := pr.p.Matrix()
+	es := NewEigensolver(m, newDenseCholOp(m))
+	ctx := context.Background()
+	for i, o := range []EigOptions{
+		{NEV: -1},
+		{NEV: lleN},
+		{Deflate: [][]float64{pr.ones, pr.ones}},
+		{Deflate: [][]float64{pr.ones[:10]}},
+		{Start: [][]float64{pr.ones[:10]}},
+		{NEV: 5, NCV: 6},
+	} {
+		if _, err := es.Smallest(ctx, o); err == nil {
+			t.Errorf("options %d accepted", i)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := es.Smallest(cctx, EigOptions{Shift: -1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+}
+
+// TestLanczosSolveFixedShift exercises the low-level fixed-shift entry and the invariant
+// subspace path: restarted from (nearly) exact eigenvectors the Krylov space closes after NEV
+// steps.
+func TestLanczosSolveFixedShift(t *testing.T) {
+	pr := getLLE(t)
+	m := pr.p.Matrix()
+	ref := pr.ref
+	op := newDenseCholOp(m)
+	sigma := -1e-10 * ref.NormA
+	if err := op.SetShift(sigma); err != nil {
+		t.Fatal(err)
+	}
+	lz := NewLanczos(lleN)
+	opts := EigOptions{NEV: 2, Deflate: [][]float64{pr.ones}, Tol: 1e-14}
+	exact, err := lz.Solve(context.Background(), m, op, sigma, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareWithDense(t, exact, ref, 2)
+	opts.Tol, opts.Start = 0, exact.Vectors
+	got, err := lz.Solve(context.Background(), m, op, sigma, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cold (tol 1e-14) %d, restarted from its vectors %d operator applications", exact.OpApplies, got.OpApplies)
+	// NEV applications span the start's invariant subspace up to the 1e-14 tolerance of the
+	// first run, below the default 1e-10: one more for slack.
+	if got.OpApplies > 3 {
+		t.Errorf("exact start took %d operator applications", got.OpApplies)
+	}
+	compareWithDense(t, got, ref, 2)
+}
+
+func BenchmarkLanczos(b *testing.B) {
+	for _, side := range []int{100, 316} {
+		n, k := side*side, 10
+		nbr := gridGraph(side, k)
+		// Uniform sum-to-one weights on the grid graph: M is a PSD "LLE-like" matrix.
+		w := make([]float64, n*k)
+		rng := rand.New(rand.NewPCG(17, 18))
+		for i := 0; i < n; i++ {
+			s := 0.0
+			for j := 0; j < k; j++ {
+				w[i*k+j] = 1 + 0.1*rng.Float64()
+				s += w[i*k+j]
+			}
+			for j := 0; j < k; j++ {
+				w[i*k+j] /= s
+			}
+		}
+		p, err := NewMPattern(context.Background(), n, k, nbr, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Fill(context.Background(), w, 0); err != nil {
+			b.Fatal(err)
+		}
+		ones := make([]float64, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		m := p.Matrix()
+		op, err := NewShiftInvert(context.Background(), m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		es := NewEigensolver(m, op)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var res EigResult
+			for b.Loop() {
+				res, err = es.Smallest(context.Background(), EigOptions{NEV: 2, Deflate: [][]float64{ones}})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(res.OpApplies), "solves/op")
+		})
+	}
+}
+
+// TestSmallestAdaptiveShift: eigenvalues far below the initial shift -1e-10 ||A|| (as for M at
+// n >= 100k) trigger the re-shift of the shift rule (ShiftScale), which must converge in fewer solves than the
+// fixed initial shift, to the right eigenpairs.
+func TestSmallestAdaptiveShift(t *testing.T) {
+	const n = 300
+	rng := rand.New(rand.NewPCG(19, 20))
+	// Diagonal A (||A|| = 1) with an LLE-like spectrum, lambda_j ~ 1e-13 j^2 (j = 1..60, growing
+	// like the (wavenumber)^4 law of a 2-D manifold), then a bulk in [1e-6, 1]; shuffled.
+	d := make([]float64, n)
+	for i := range d {
+		if i < 60 {
+			d[i] = 1e-13 * float64((i+1)*(i+1))
+		} else {
+			d[i] = math.Pow(10, -6+6*rng.Float64())
+		}
+	}
+	d[n-1] = 1
+	rng.Shuffle(n, func(i, j int) { d[i], d[j] = d[j], d[i] })
+	want := [2]int{}
+	for i, v := range d {
+		if v == 1e-13 {
+			want[0] = i
+		}
+		if v == 4e-13 {
+			want[1] = i
+		}
+	}
+	a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int, n), Val: d}
+	for i := 0; i < n; i++ {
+		a.RowPtr[i+1], a.ColIdx[i] = i+1, i
+	}
+	opts := EigOptions{NEV: 2}
+	adaptive, err := NewEigensolver(a, newDenseCholOp(a)).Smallest(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Shift, opts.MaxOps = -1e-10, 2000
+	fixed, err := NewEigensolver(a, newDenseCholOp(a)).Smallest(context.Background(), opts)
+	t.Logf("adaptive: %d solves, shifts %.3g; fixed -1e-10: %d solves (err %v)", adaptive.OpApplies, adaptive.Shifts,
+		fixed.OpApplies, err)
+	if len(adaptive.Shifts) < 2 || adaptive.OpApplies >= fixed.OpApplies {
+		t.Errorf("no effective re-shift: shifts %v, %d vs %d solves", adaptive.Shifts, adaptive.OpApplies, fixed.OpApplies)
+	}
+	for i, want := range want {
+		// Exact diagonal problem: eigenvalues to round-off of sigma + 1/nu (|sigma| ~ 1e-14).
+		if math.Abs(adaptive.Values[i]-d[want]) > 1e-20 {
+			t.Errorf("lambda_%d = %.6g, want %.6g", i, adaptive.Values[i], d[want])
+		}
+		if c := math.Abs(adaptive.Vectors[i][want]); c < 1-1e-12 { // unit vector e_want up to sign
+			t.Errorf("vector %d: component %.15f on e_%d", i, c, want)
+		}
+	}
+}

@@ -1,0 +1,354 @@
+package sparse
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack"
+	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
+)
+
+// Lanczos owns the Krylov basis of a thick-restart Lanczos process (Wu and Simon, "Thick-restart
+// Lanczos method for large symmetric eigenvalue problems", SIAM J. Matrix Anal. Appl. 22(2),
+// 2000) with full reorthogonalisation, applied to a shift-invert operator
+// T = (A - sigma I)^{-1}. It finds the largest eigenvalues nu of T, i.e. the eigenvalues
+// lambda = sigma + 1/nu of A closest above sigma. The basis (N x (NCV+1) values, row-major so
+// that restarts and orthogonalisation stream through it once) is reused across calls.
+//
+// A Lanczos is not safe for concurrent use.
+type Lanczos struct {
+	n     int
+	basis []float64 // n x ld, row-major; column j is Lanczos vector j
+	x, y  []float64 // work vectors of length n
+	c     []float64 // reorthogonalisation coefficients
+}
+
+// NewLanczos returns a Lanczos process for operators of order n; the basis is allocated on
+// first use.
+func NewLanczos(n int) *Lanczos {
+	if n < 1 {
+		panic("sparse: NewLanczos: n < 1")
+	}
+	return &Lanczos{n: n, x: make([]float64, n), y: make([]float64, n)}
+}
+
+// Solve runs the Lanczos process on op, whose shift sigma must already be set (op.SetShift),
+// for the opts.NEV eigenpairs of a closest above sigma and orthogonal to opts.Deflate, without
+// any shift selection (Eigensolver.Smallest adds it). opts.Shift is ignored. Errors as for
+// Eigensolver.Smallest, except *ShiftError.
+func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma float64, opts EigOptions) (EigResult, error) {
+	t0 := time.Now()
+	var res EigResult
+	if a.N() != l.n || op.N() != l.n {
+		panic("sparse: Lanczos.Solve: size mismatch")
+	}
+	cfg, err := resolveOptions(l.n, opts)
+	if err != nil {
+		return res, err
+	}
+	res.NormA = a.NormInf()
+	normA := res.NormA
+	if normA == 0 {
+		normA = 1
+	}
+	run := l.run(ctx, a, op, sigma, normA, cfg, cfg.start, nil)
+	res.Iterations, res.OpApplies, res.ApplyTime = run.restarts, run.ops, run.applyTime
+	fillResult(&res, run, sigma, l.n)
+	res.Shifts = []float64{sigma}
+	res.TotalTime = time.Since(t0)
+	if run.err != nil {
+		return res, run.err
+	}
+	if run.converged < cfg.nev {
+		worst := 0.0
+		for _, r := range res.Residuals {
+			worst = max(worst, r/normA)
+		}
+		return res, &NotConvergedError{NEV: cfg.nev, Converged: run.converged, OpApplies: run.ops,
+			Iterations: run.restarts, Residual: worst, Shift: sigma}
+	}
+	return res, nil
+}
+
+// looseTol is the relative Lanczos residual estimate at which the Ritz values are trusted for
+// the re-shift decision of the shift rule (ShiftScale): the Ritz values then carry a relative error of about
+// looseTol^2, enough to place the new shift within a small factor of the eigenvalue scale.
+const looseTol = 1e-1
+
+// reshiftHook is consulted when the wanted Ritz pairs have loosely converged; lam holds the
+// estimates sigma + 1/theta of the NEV+1 smallest eigenvalues, ascending. It returns a new
+// shift and true to stop this run for a re-shift.
+type reshiftHook func(lam []float64) (float64, bool)
+
+type lanczosRun struct {
+	values, residuals []float64
+	vectors           [][]float64
+	converged         int
+	ops, restarts     int
+	applyTime         time.Duration
+	reshift           float64 // nonzero: stopped for a re-shift; vectors are NEV+1 Ritz vectors
+	err               error
+}
+
+// run is the thick-restart Lanczos iteration. T V_m = V_m H_m + beta v_{m} e_m^T, where after a
+// restart H_m is the arrowhead matrix diag(theta_kept) bordered by the couplings
+// s_i = beta y_{m,i} to the residual vector, followed by the tridiagonal Lanczos part.
+func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, normA float64, cfg eigConfig,
+	start [][]float64, hook reshiftHook) (out lanczosRun) {
+	n, ncv, nev := l.n, cfg.ncv, cfg.nev
+	ld := ncv + 1
+	if len(l.basis) < n*ld {
+		l.basis = make([]float64, n*ld)
+	}
+	V := l.basis[:n*ld]
+	if len(l.c) < ld {
+		l.c = make([]float64, ld)
+	}
+	x, y := l.x, l.y
+	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
+	lap := lapackgonum.Implementation{}
+
+	getCol := func(j int, dst []float64) {
+		for r := range dst {
+			dst[r] = V[r*ld+j]
+		}
+	}
+	setCol := func(j int, src []float64) {
+		for r, v := range src {
+			V[r*ld+j] = v
+		}
+	}
+	deflate := func(v []float64) {
+		for _, q := range cfg.defl {
+			axpy(-dot(q, v), q, v)
+		}
+	}
+	// orth makes v orthogonal to the first m basis vectors (two classical Gram-Schmidt passes,
+	// "twice is enough") and to the deflation space.
+	orth := func(v []float64, m int) {
+		c := l.c[:m]
+		for pass := 0; pass < 2; pass++ {
+			deflate(v)
+			clear(c)
+			for r, vr := range v {
+				row := V[r*ld : r*ld+m]
+				for t, b := range row {
+					c[t] += b * vr
+				}
+			}
+			for r := range v {
+				row := V[r*ld : r*ld+m]
+				s := 0.0
+				for t, b := range row {
+					s += b * c[t]
+				}
+				v[r] -= s
+			}
+		}
+		deflate(v)
+	}
+	// randomOrth fills v with a random unit vector orthogonal to the first m basis vectors and
+	// the deflation space.
+	randomOrth := func(v []float64, m int) {
+		for try := 0; try < 3; try++ {
+			for r := range v {
+				v[r] = rng.NormFloat64()
+			}
+			nv0 := norm(v)
+			orth(v, m)
+			if nv := norm(v); nv > 1e-8*nv0 {
+				scal(1/nv, v)
+				return
+			}
+		}
+		panic("sparse: Lanczos: could not extend the Krylov basis") // cannot happen: NCV <= N - len(Deflate)
+	}
+
+	// Start vector: the normalised sum of the warm-start vectors, else random.
+	clear(x)
+	for _, s := range start {
+		if ns := norm(s); ns > 0 {
+			axpy(1/ns, s, x)
+		}
+	}
+	nx0 := norm(x)
+	if nx0 > 0 {
+		orth(x, 0)
+	}
+	if nx := norm(x); nx0 > 0 && nx > 1e-8*nx0 {
+		scal(1/nx, x)
+	} else {
+		randomOrth(x, 0)
+	}
+	setCol(0, x)
+
+	H := make([]float64, ncv*ncv)
+	hw := make([]float64, ncv*ncv)
+	theta := make([]float64, ncv)
+	work := make([]float64, 1)
+	lap.Dsyev(lapack.EVCompute, blas.Upper, ncv, hw, ncv, theta, work, -1)
+	work = make([]float64, int(work[0]))
+	// eig computes the eigenpairs of the leading m x m block of H into hw (eigenvectors in
+	// columns, row-major with stride ncv) and theta, ordered by decreasing theta.
+	eig := func(m int) {
+		for i := 0; i < m; i++ {
+			copy(hw[i*ncv:i*ncv+m], H[i*ncv:i*ncv+m])
+		}
+		if !lap.Dsyev(lapack.EVCompute, blas.Upper, m, hw, ncv, theta[:m], work, len(work)) {
+			panic("sparse: Lanczos: dense eigensolver failed on the projected matrix")
+		}
+		for i := 0; i < m/2; i++ { // ascending -> descending
+			theta[i], theta[m-1-i] = theta[m-1-i], theta[i]
+			for r := 0; r < m; r++ {
+				hw[r*ncv+i], hw[r*ncv+m-1-i] = hw[r*ncv+m-1-i], hw[r*ncv+i]
+			}
+		}
+	}
+	// ritz returns the Ritz vectors for columns 0..cnt-1 of hw from the first m basis vectors.
+	ritz := func(m, cnt int) [][]float64 {
+		u := make([][]float64, cnt)
+		for t := range u {
+			u[t] = make([]float64, n)
+		}
+		for r := 0; r < n; r++ {
+			row := V[r*ld : r*ld+m]
+			for t := 0; t < cnt; t++ {
+				s := 0.0
+				for q, b := range row {
+					s += b * hw[q*ncv+t]
+				}
+				u[t][r] = s
+			}
+		}
+		for _, ut := range u {
+			if nu := norm(ut); nu > 0 {
+				scal(1/nu, ut)
+			}
+		}
+		return u
+	}
+	// finish fills out with the top cnt Ritz pairs of the first m vectors and true residuals.
+	finish := func(m, cnt int) {
+		cnt = min(cnt, m)
+		out.vectors = ritz(m, cnt)
+		out.values = make([]float64, cnt)
+		out.residuals = make([]float64, cnt)
+		for t := 0; t < cnt; t++ {
+			out.values[t] = sigma + 1/theta[t]
+			a.MulVec(x, out.vectors[t])
+			axpy(-out.values[t], out.vectors[t], x)
+			out.residuals[t] = norm(x)
+		}
+	}
+
+	tnorm := 0.0 // running estimate of ||T||
+	j, beta := 0, 0.0
+	loose := false
+	for {
+		for ; j < ncv; j++ {
+			if err := ctx.Err(); err != nil {
+				out.err = err
+				return out
+			}
+			if out.ops >= cfg.maxOps {
+				eig(j)
+				finish(j, nev)
+				out.converged = 0
+				return out
+			}
+			getCol(j, x)
+			t := time.Now()
+			op.Apply(y, x)
+			out.applyTime += time.Since(t)
+			out.ops++
+			alpha := dot(x, y)
+			orth(y, j+1)
+			H[j*ncv+j] = alpha
+			beta = norm(y)
+			tnorm = max(tnorm, math.Abs(alpha), beta)
+			breakdown := !(beta > 1e-12*tnorm) // invariant subspace (or NaN, caught below)
+			if math.IsNaN(alpha) || math.IsNaN(beta) {
+				panic("sparse: Lanczos: operator produced NaN")
+			}
+			if breakdown {
+				beta = 0
+				randomOrth(y, j+1)
+			} else {
+				scal(1/beta, y)
+			}
+			setCol(j+1, y)
+			if j+1 < ncv {
+				H[j*ncv+j+1], H[(j+1)*ncv+j] = beta, beta
+			}
+			m := j + 1
+			if m < nev {
+				continue
+			}
+			// Convergence test on the Ritz estimates |beta y_{m,i}| <= tol theta_i, then on true
+			// residuals.
+			eig(m)
+			ok, looseOK := true, true
+			for t := 0; t < min(nev, m); t++ {
+				est := math.Abs(beta * hw[(m-1)*ncv+t])
+				if !(est <= cfg.tol*theta[t]) || theta[t] <= 0 {
+					ok = false
+				}
+				if !(est <= looseTol*theta[t]) || theta[t] <= 0 {
+					looseOK = false
+				}
+			}
+			if hook != nil && !ok && looseOK && m >= nev+1 && !loose {
+				lam := make([]float64, nev+1)
+				for t := range lam {
+					lam[t] = sigma + 1/theta[t]
+				}
+				if s, re := hook(lam); re {
+					finish(m, nev+1)
+					out.reshift = s
+					return out
+				}
+				loose = true // ask once per run: the estimates only tighten afterwards
+			}
+			if !ok {
+				continue
+			}
+			finish(m, nev)
+			out.converged = 0
+			for _, r := range out.residuals {
+				if r <= cfg.tol*normA {
+					out.converged++
+				}
+			}
+			if out.converged == nev {
+				return out
+			}
+		}
+		// Thick restart: keep the top `keep` Ritz vectors, append the residual vector.
+		eig(ncv)
+		keep := min(nev+(ncv-nev)/2, ncv-1)
+		tmp := make([]float64, keep)
+		for r := 0; r < n; r++ {
+			row := V[r*ld : r*ld+ld]
+			for t := 0; t < keep; t++ {
+				s := 0.0
+				for q := 0; q < ncv; q++ {
+					s += row[q] * hw[q*ncv+t]
+				}
+				tmp[t] = s
+			}
+			copy(row[:keep], tmp)
+			row[keep] = row[ncv]
+		}
+		clear(H)
+		for t := 0; t < keep; t++ {
+			H[t*ncv+t] = theta[t]
+			s := beta * hw[(ncv-1)*ncv+t]
+			H[t*ncv+keep], H[keep*ncv+t] = s, s
+		}
+		j = keep
+		out.restarts++
+	}
+}

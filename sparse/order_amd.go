@@ -1,0 +1,283 @@
+package sparse
+
+// amdOrder returns an approximate minimum degree ordering of g: perm[k] is the vertex
+// eliminated k-th. It implements the quotient-graph elimination of Amestoy, Davis and Duff,
+// "An approximate minimum degree ordering algorithm", SIAM J. Matrix Anal. Appl. 17(4), 1996:
+// eliminated vertices become elements (cliques), the approximate external degree bound
+// d_i = |A_i| + |L_p \ i| + sum_{e in E_i} |L_e \ L_p| replaces the exact degree, elements
+// covered by the new element are absorbed (aggressive absorption), variables adjacent only to
+// the new element are eliminated with it (mass elimination), and indistinguishable variables
+// are merged into supervariables found by hashing their adjacency.
+//
+// The data structures are per-vertex Go slices rather than one compacted workspace.
+func amdOrder(g *graph) []int32 {
+	n := g.n
+	perm := make([]int32, 0, n)
+	if n == 0 {
+		return perm
+	}
+	var (
+		nv     = make([]int32, n)   // supervariable weight; 0 once merged or mass-eliminated
+		isElem = make([]bool, n)    // vertex has been eliminated (is an element)
+		dead   = make([]bool, n)    // element absorbed into a later element
+		varAdj = make([][]int32, n) // A_i: variable neighbours of variable i
+		elAdj  = make([][]int32, n) // E_i: element neighbours of variable i
+		elVars = make([][]int32, n) // L_e: variables of element e (may hold stale entries)
+		elW    = make([]int, n)     // weight of the live variables of element e
+		deg    = make([]int, n)     // approximate external degree of variable i
+		ext    = make([]int, n)     // scratch: degree contributions outside L_p
+		hash   = make([]uint32, n)  // scratch: adjacency hash
+		stamp  = make([]int, n)     // marks for L_p membership and set comparison
+		wst    = make([]int, n)     // marks for w(e)
+		wv     = make([]int, n)     // w(e) = |L_e \ L_p|
+		// degree buckets: doubly linked lists
+		head = make([]int32, n)
+		next = make([]int32, n)
+		prev = make([]int32, n)
+		// member lists of supervariables and eliminated groups
+		memNext = make([]int32, n)
+		memLast = make([]int32, n)
+		// hash buckets (heads indexed by hash mod n)
+		hhead = make([]int32, n)
+		hnext = make([]int32, n)
+	)
+	tag, wtag := 0, 0
+	for i := range head {
+		head[i] = -1
+		hhead[i] = -1
+	}
+	insert := func(i int32, d int) {
+		next[i] = head[d]
+		prev[i] = -1
+		if head[d] >= 0 {
+			prev[head[d]] = i
+		}
+		head[d] = i
+	}
+	remove := func(i int32) {
+		d := deg[i]
+		if prev[i] >= 0 {
+			next[prev[i]] = next[i]
+		} else {
+			head[d] = next[i]
+		}
+		if next[i] >= 0 {
+			prev[next[i]] = prev[i]
+		}
+	}
+	// appendMembers links the member list of j after that of i.
+	appendMembers := func(i, j int32) {
+		memNext[memLast[i]] = j
+		memLast[i] = memLast[j]
+	}
+	for i := 0; i < n; i++ {
+		nv[i] = 1
+		a := g.adj[g.xadj[i]:g.xadj[i+1]]
+		varAdj[i] = append([]int32(nil), a...)
+		deg[i] = len(a)
+		memNext[i] = -1
+		memLast[i] = int32(i)
+		insert(int32(i), deg[i])
+	}
+	mindeg := 0
+	nel := 0
+	var lp []int32
+	for nel < n {
+		for head[mindeg] < 0 {
+			mindeg++
+		}
+		p := head[mindeg]
+		remove(p)
+		isElem[p] = true
+		nel += int(nv[p])
+
+		// L_p = (A_p ∪ (∪_{e ∈ E_p} L_e)) \ {p}; the elements of E_p are absorbed into p.
+		tag++
+		stamp[p] = tag
+		lp = lp[:0]
+		wp := 0
+		for _, v := range varAdj[p] {
+			if !isElem[v] && nv[v] > 0 && stamp[v] != tag {
+				stamp[v] = tag
+				lp = append(lp, v)
+				wp += int(nv[v])
+			}
+		}
+		for _, e := range elAdj[p] {
+			if dead[e] {
+				continue
+			}
+			for _, v := range elVars[e] {
+				if !isElem[v] && nv[v] > 0 && stamp[v] != tag {
+					stamp[v] = tag
+					lp = append(lp, v)
+					wp += int(nv[v])
+				}
+			}
+			dead[e] = true
+			elVars[e] = nil
+		}
+		varAdj[p] = nil
+		elAdj[p] = nil
+		for _, i := range lp {
+			remove(i)
+		}
+
+		// Prune the adjacency of each i in L_p; mass-eliminate variables adjacent to p only.
+		k := 0
+		for _, i := range lp {
+			es := elAdj[i][:0]
+			for _, e := range elAdj[i] {
+				if !dead[e] {
+					es = append(es, e)
+				}
+			}
+			elAdj[i] = append(es, p)
+			vs := varAdj[i][:0]
+			for _, v := range varAdj[i] {
+				if !isElem[v] && nv[v] > 0 && stamp[v] != tag {
+					vs = append(vs, v)
+				}
+			}
+			varAdj[i] = vs
+			if len(vs) == 0 && len(elAdj[i]) == 1 {
+				appendMembers(p, i)
+				nel += int(nv[i])
+				wp -= int(nv[i])
+				nv[i] = 0
+				varAdj[i] = nil
+				elAdj[i] = nil
+				continue
+			}
+			lp[k] = i
+			k++
+		}
+		lp = lp[:k]
+
+		// w(e) = |L_e \ L_p| for every element adjacent to L_p.
+		wtag++
+		for _, i := range lp {
+			for _, e := range elAdj[i] {
+				if e == p {
+					continue
+				}
+				if wst[e] != wtag {
+					wst[e] = wtag
+					wv[e] = elW[e]
+				}
+				wv[e] -= int(nv[i])
+			}
+		}
+
+		// Degree contributions outside L_p, aggressive absorption, hashes.
+		for _, i := range lp {
+			d := 0
+			h := uint32(0)
+			es := elAdj[i][:0]
+			for _, e := range elAdj[i] {
+				if e == p {
+					es = append(es, e)
+					continue
+				}
+				if dead[e] {
+					continue
+				}
+				if wv[e] == 0 {
+					// L_e ⊆ L_p: e is absorbed into p.
+					dead[e] = true
+					elVars[e] = nil
+					continue
+				}
+				d += wv[e]
+				h += uint32(e)
+				es = append(es, e)
+			}
+			elAdj[i] = es
+			for _, v := range varAdj[i] {
+				d += int(nv[v])
+				h += uint32(v)
+			}
+			ext[i] = d
+			hash[i] = h
+		}
+
+		// Supervariable detection: variables of L_p with equal hashes are compared.
+		for _, i := range lp {
+			b := int32(hash[i] % uint32(n))
+			hnext[i] = hhead[b]
+			hhead[b] = i
+		}
+		for _, i0 := range lp {
+			b := int32(hash[i0] % uint32(n))
+			if hhead[b] < 0 {
+				continue
+			}
+			for i := hhead[b]; i >= 0; i = hnext[i] {
+				if nv[i] == 0 {
+					continue
+				}
+				tag++
+				for _, v := range varAdj[i] {
+					stamp[v] = tag
+				}
+				for _, e := range elAdj[i] {
+					stamp[e] = tag
+				}
+				for j := hnext[i]; j >= 0; j = hnext[j] {
+					if nv[j] == 0 || hash[j] != hash[i] || len(varAdj[j]) != len(varAdj[i]) || len(elAdj[j]) != len(elAdj[i]) {
+						continue
+					}
+					same := true
+					for _, v := range varAdj[j] {
+						if stamp[v] != tag {
+							same = false
+							break
+						}
+					}
+					if same {
+						for _, e := range elAdj[j] {
+							if stamp[e] != tag {
+								same = false
+								break
+							}
+						}
+					}
+					if same {
+						nv[i] += nv[j]
+						nv[j] = 0
+						varAdj[j] = nil
+						elAdj[j] = nil
+						appendMembers(i, j)
+					}
+				}
+			}
+			hhead[b] = -1
+		}
+
+		// Final approximate degrees; the new element p holds the surviving variables.
+		nleft := n - nel
+		k = 0
+		for _, i := range lp {
+			if nv[i] == 0 {
+				continue
+			}
+			d := ext[i] + wp - int(nv[i])
+			if b := nleft - int(nv[i]); d > b {
+				d = b
+			}
+			deg[i] = d
+			insert(i, d)
+			if d < mindeg {
+				mindeg = d
+			}
+			lp[k] = i
+			k++
+		}
+		elVars[p] = append([]int32(nil), lp[:k]...)
+		elW[p] = wp
+		for v := p; v >= 0; v = memNext[v] {
+			perm = append(perm, v)
+		}
+	}
+	return perm
+}
