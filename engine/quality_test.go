@@ -153,3 +153,27 @@ func TestCovarianceScale(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseLLEUnrolls50k runs LLE through the sparse path at n = 50,000, past the dense
+// solver's reach, and checks the Swiss roll is unrolled (sparse-solver issue: max |Spearman| of
+// an axis with the roll angle >= 0.99) and that the eigenpairs meet the solver tolerance.
+func TestSparseLLEUnrolls50k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 50,000")
+	}
+	X, angle := bench.SwissRoll(50000, 5)
+	m, err := engine.Fit(context.Background(), X, engine.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := bench.MaxAbsSpearman(m.Embedding, angle)
+	er := m.Report.Eigen
+	t.Logf("n=50000: Spearman %.5f, eigenvalues %v, %d solves, nnz(L)/row %.1f, residual %.2g, stages %v",
+		sp, m.Eigenvalues, er.OpApplies, float64(er.NNZL)/50000, er.MaxResidual, m.Report.Stages)
+	if sp < 0.99 {
+		t.Errorf("max |Spearman| %.4f < 0.99", sp)
+	}
+	if er.Solver != "sparse" || er.MaxResidual > 1e-10 {
+		t.Errorf("solver %q, relative residual %g (want sparse, <= 1e-10)", er.Solver, er.MaxResidual)
+	}
+}

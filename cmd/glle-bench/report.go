@@ -40,7 +40,7 @@ var stageLabels = map[string]string{
 	"weights":    "weights",
 	"em":         "EM",
 	"assemble":   "M assembly",
-	"analyze":    "ordering+factorization",
+	"analyze":    "ordering+symbolic",
 	"factor":     "factorization",
 	"direct":     "direct-sampling factors",
 	"restore":    "restore",
