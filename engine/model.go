@@ -66,12 +66,19 @@ type Report struct {
 	// RegularizedPoints counts points whose direct-sampling matrix was singular and got the
 	// explicit ridge (DirectPaper), or whose Gram matrix was zero (all methods).
 	RegularizedPoints int `json:"regularized_points,omitempty"`
+	// DuplicatePoints counts points with at least one coincident neighbour (duplicated rows);
+	// the ridge handles them as long as fewer than k+1 rows coincide.
+	DuplicatePoints int `json:"duplicate_points,omitempty"`
 	// SX2 and SY2 are the maximum-likelihood temperatures s_x^2 and s_y^2 (Direct).
 	SX2 float64 `json:"s_x2,omitempty"`
 	SY2 float64 `json:"s_y2,omitempty"`
 
 	// Eigen describes the linear-embedding eigensolve.
 	Eigen EigenReport `json:"eigen"`
+
+	// Memory is the fit's memory estimate (refined from the symbolic analysis; nil for
+	// generations and restored models).
+	Memory *MemoryEstimate `json:"memory,omitempty"`
 }
 
 // StageTime is the wall time of one stage.
@@ -91,10 +98,14 @@ type SigmaStats struct {
 
 // EigenReport describes the eigensolve of the linear embedding.
 type EigenReport struct {
-	Solver      string    `json:"solver"`
-	Values      []float64 `json:"values"`
-	Iterations  int       `json:"iterations"`
-	OpApplies   int       `json:"op_applies"`
+	Solver     string    `json:"solver"`
+	Values     []float64 `json:"values"`
+	Iterations int       `json:"iterations"`
+	OpApplies  int       `json:"op_applies"`
+	// Factorizations counts the numeric factorizations (one per shift tried).
+	Factorizations int `json:"factorizations"`
+	// Shifts lists every shift factored, in order (failed attempts included).
+	Shifts      []float64 `json:"shifts,omitempty"`
 	Shift       float64   `json:"shift"`
 	NNZM        int64     `json:"nnz_m,omitempty"`
 	NNZL        int64     `json:"nnz_l,omitempty"`

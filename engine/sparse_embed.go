@@ -64,6 +64,9 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		if err != nil {
 			return nil, nil, er, err
 		}
+		if err := m.refineMemory(int64(s.pat.NNZ()), op.Symbolic().NNZ()); err != nil {
+			return nil, nil, er, err
+		}
 		s.op = op
 		s.es = sparse.NewEigensolver(s.pat.Matrix(), op)
 		one := make([]float64, n)
@@ -99,6 +102,8 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	er.Flops = sym.Flops()
 	er.Iterations = res.Iterations
 	er.OpApplies = res.OpApplies
+	er.Factorizations = res.Factorizations
+	er.Shifts = res.Shifts
 	er.Shift = res.Shift
 	for _, r := range res.Residuals {
 		if res.NormA > 0 {
