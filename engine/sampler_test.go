@@ -285,3 +285,35 @@ func TestTransformTrainingPointsReproducesEmbedding(t *testing.T) {
 		t.Fatalf("transform of perturbed points moved the embedding by %g (relative)", r)
 	}
 }
+
+// TestWorkersBitIdenticalLarge repeats the determinism check at a size where the sparse
+// factorization splits its elimination tree across workers.
+func TestWorkersBitIdenticalLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 8000")
+	}
+	X := rollForTest(8000, 12)
+	for _, meth := range []Method{EM, Direct} {
+		var ref, refG []float64
+		for _, w := range []int{1, 2, 3, 7} {
+			m, err := Fit(context.Background(), X, Settings{Method: meth, Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			Y, _, err := m.Generate(context.Background(), 5, 3, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, g := m.Embedding.RawMatrix().Data, Y.RawMatrix().Data
+			if ref == nil {
+				ref, refG = y, g
+				continue
+			}
+			for i := range ref {
+				if y[i] != ref[i] || g[i] != refG[i] {
+					t.Fatalf("%v workers=%d: output differs at %d", meth, w, i)
+				}
+			}
+		}
+	}
+}

@@ -37,6 +37,7 @@ type Factor struct {
 	y      []float64   // solve workspace, n
 	ym     []float64   // SolveMany workspace, n*nrhs
 	tmp    []float64   // SolveMany gather workspace
+	sp     *solvePlan  // parallel-solve plan, built on the first Solve
 	valid  bool        // the last Factorize succeeded
 }
 
@@ -93,7 +94,7 @@ func (f *Factor) Factorize(ctx context.Context, rowPtr []int, colIdx []int, val 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := parallel.For(ctx, sc.workers, sc.workers, func(ctx context.Context, w0, lo, hi int) error {
+	err := parallel.For(ctx, sc.workers, s.conc, func(ctx context.Context, w0, lo, hi int) error {
 		for w := lo; w < hi; w++ {
 			for _, r := range sc.subtrees[w] {
 				for t := sc.sDesc[r]; t <= r; t++ {
@@ -161,7 +162,7 @@ func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64
 		if w <= smallPanel {
 			syrkSmall(mu, w, l21, u)
 		} else {
-			syrkSub(nw, mu, w, l21, w, u, mu)
+			syrkSub(nw, f.s.conc, mu, w, l21, w, u, mu)
 		}
 		dst := f.stacks[st][sc.off[t]:]
 		for i := 0; i < mu; i++ {
@@ -222,12 +223,12 @@ func (f *Factor) panel(ctx context.Context, p []float64, m, w, st, nw int) (int,
 			return k0 + j, d
 		}
 		if m > k1 {
-			trsmSub(nw, m-k1, b, p[k0*w+k0:], w, p[k1*w+k0:], w)
+			trsmSub(nw, f.s.conc, m-k1, b, p[k0*w+k0:], w, p[k1*w+k0:], w)
 		}
 		if w > k1 {
-			syrkSub(nw, w-k1, b, p[k1*w+k0:], w, p[k1*w+k1:], w)
+			syrkSub(nw, f.s.conc, w-k1, b, p[k1*w+k0:], w, p[k1*w+k1:], w)
 			if m > w {
-				gemmSub(nw, m-w, w-k1, b, p[w*w+k0:], w, p[k1*w+k0:], w, p[w*w+k1:], w)
+				gemmSub(nw, f.s.conc, m-w, w-k1, b, p[w*w+k0:], w, p[k1*w+k0:], w, p[w*w+k1:], w)
 			}
 		}
 	}
@@ -322,13 +323,15 @@ func syrkSmall(mu, w int, l, u []float64) {
 // splitRows runs fn over nw contiguous row bands of [0, n), the band edges chosen so that
 // each band has about the same work when row i costs weight(i) (cumulative: cum(i) = work of
 // rows [0, i)); it calls fn directly when nw == 1.
-func splitRows(nw, n int, cum func(i int) float64, fn func(lo, hi int)) {
+func splitRows(nw, conc, n int, cum func(i int) float64, fn func(lo, hi int)) {
 	if nw <= 1 || n < 2*nw {
 		fn(0, n)
 		return
 	}
 	total := cum(n)
 	var wg sync.WaitGroup
+	// At most conc bands run at once; the band edges depend on nw only.
+	sem := make(chan struct{}, max(conc, 1))
 	lo := 0
 	for k := 1; k <= nw; k++ {
 		hi := n
@@ -346,11 +349,16 @@ func splitRows(nw, n int, cum func(i int) float64, fn func(lo, hi int)) {
 			hi = a
 		}
 		if hi > lo {
-			wg.Add(1)
-			go func(lo, hi int) {
-				defer wg.Done()
+			if conc <= 1 {
 				fn(lo, hi)
-			}(lo, hi)
+			} else {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func(lo, hi int) {
+					defer func() { <-sem; wg.Done() }()
+					fn(lo, hi)
+				}(lo, hi)
+			}
 		}
 		lo = hi
 	}
@@ -359,13 +367,13 @@ func splitRows(nw, n int, cum func(i int) float64, fn func(lo, hi int)) {
 
 // trsmSub computes b = b L^{-T} for the n x n lower triangular l (ldl) and the m x n b (ldb),
 // splitting the rows of b across nw workers when large.
-func trsmSub(nw, m, n int, l []float64, ldl int, b []float64, ldb int) {
+func trsmSub(nw, conc, m, n int, l []float64, ldl int, b []float64, ldb int) {
 	bl := kernels.Current().BLAS()
 	if nw <= 1 || float64(m)*float64(n)*float64(n) < parMinFlops {
 		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
 		return
 	}
-	splitRows(nw, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+	splitRows(nw, conc, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
 		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, hi-lo, n, 1, l, ldl, b[lo*ldb:], ldb)
 	})
 }
@@ -373,13 +381,13 @@ func trsmSub(nw, m, n int, l []float64, ldl int, b []float64, ldb int) {
 // syrkSub computes the lower triangle of c -= a a^T for the n x k a (lda) and n x n c (ldc);
 // when large, row bands of c are split across nw workers (Dgemm left of the band's diagonal
 // block, Dsyrk on it).
-func syrkSub(nw, n, k int, a []float64, lda int, c []float64, ldc int) {
+func syrkSub(nw, conc, n, k int, a []float64, lda int, c []float64, ldc int) {
 	bl := kernels.Current().BLAS()
 	if nw <= 1 || float64(n)*float64(n)*float64(k) < 2*parMinFlops {
 		bl.Dsyrk(blas.Lower, blas.NoTrans, n, k, -1, a, lda, 1, c, ldc)
 		return
 	}
-	splitRows(nw, n, func(i int) float64 { return float64(i) * float64(i) }, func(lo, hi int) {
+	splitRows(nw, conc, n, func(i int) float64 { return float64(i) * float64(i) }, func(lo, hi int) {
 		if lo > 0 {
 			bl.Dgemm(blas.NoTrans, blas.Trans, hi-lo, lo, k, -1, a[lo*lda:], lda, a, lda, 1, c[lo*ldc:], ldc)
 		}
@@ -388,13 +396,13 @@ func syrkSub(nw, n, k int, a []float64, lda int, c []float64, ldc int) {
 }
 
 // gemmSub computes c -= a b^T for the m x k a, n x k b and m x n c, splitting rows of c.
-func gemmSub(nw, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+func gemmSub(nw, conc, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	bl := kernels.Current().BLAS()
 	if nw <= 1 || float64(m)*float64(n)*float64(k) < parMinFlops {
 		bl.Dgemm(blas.NoTrans, blas.Trans, m, n, k, -1, a, lda, b, ldb, 1, c, ldc)
 		return
 	}
-	splitRows(nw, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+	splitRows(nw, conc, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
 		bl.Dgemm(blas.NoTrans, blas.Trans, hi-lo, n, k, -1, a[lo*lda:], lda, b, ldb, 1, c[lo*ldc:], ldc)
 	})
 }

@@ -25,8 +25,13 @@ func (f *Factor) Solve(dst, b []float64) {
 	for k, o := range s.perm {
 		y[k] = b[o]
 	}
-	f.forward(y)
-	f.backward(y)
+	if f.parallelSolve() {
+		f.forwardPar(y)
+		f.backwardPar(y)
+	} else {
+		f.forward(y)
+		f.backward(y)
+	}
 	for k, o := range s.perm {
 		dst[o] = y[k]
 	}

@@ -45,7 +45,13 @@ type Symbolic struct {
 	maxUpdate int // largest m - w over supernodes
 
 	sched schedule
+	conc  int // goroutines the numeric factorization and the solves run on (<= scheduleWays)
 }
+
+// scheduleWays is the number of ways the schedule splits the elimination tree and the dense
+// kernels at its top, whatever SymbolicOptions.Workers says: the workers only decide how many
+// of these parts run at once, so factors and solves are bit-identical for any worker count.
+const scheduleWays = 4
 
 // schedule assigns independent subtrees of the supernodal elimination tree to workers; the
 // supernodes above them (top) are factored afterwards with the dense kernels split across
@@ -71,8 +77,9 @@ type SymbolicOptions struct {
 	Coords []float64
 	// CoordDim is the number of coordinates per point in Coords.
 	CoordDim int
-	// Workers is the number of workers of the numeric factorization; <= 0 means
-	// runtime.GOMAXPROCS(0).
+	// Workers is the number of goroutines of the numeric factorization and the solves; <= 0
+	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
+	// on it.
 	Workers int
 }
 
@@ -138,7 +145,8 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
 		return nil, err
 	}
-	s.makeSchedule(parallel.Workers(opts.Workers))
+	s.makeSchedule(scheduleWays)
+	s.conc = min(parallel.Workers(opts.Workers), scheduleWays)
 	return s, nil
 }
 

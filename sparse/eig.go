@@ -154,9 +154,9 @@ func (e *ShiftError) Unwrap() []error { return []error{e.Err, e.RetryErr} }
 // Krylov basis between calls: after the matrix values change (e.g. MPattern.Fill of a new GLLE
 // generation) call Smallest again, warm-started from the previous vectors.
 type Eigensolver struct {
-	a         SymMatrix
-	op        Operator
-	lz        *Lanczos
+	a  SymMatrix
+	op Operator
+	lz *Lanczos
 }
 
 // NewEigensolver returns a solver for the matrix a through the shift-invert operator op (which

@@ -1,0 +1,218 @@
+package sparse
+
+import (
+	"context"
+	"sort"
+
+	"gonum.org/v1/gonum/blas"
+
+	"glle/kernels"
+	"glle/parallel"
+)
+
+// solvePlan lets Solve run the elimination subtrees of the schedule on the workers. A subtree
+// node's updates to rows inside its subtree are applied at once; its updates to rows above the
+// subtree root (the top supernodes) are recorded and applied afterwards in supernode order, so
+// every entry of y receives exactly the subtractions of the sequential solve in the same order:
+// the result is bit-identical to the sequential solve, whatever the number of workers.
+type solvePlan struct {
+	rootOf []int32 // subtree root of each supernode, -1 for top supernodes
+	split  []int32 // per supernode: index of its first below-row above its subtree root
+	recOff []int64 // per supernode: offset of its recorded top-row updates
+	recs   []float64
+	tmps   [][]float64 // per-worker gather buffers
+}
+
+func (f *Factor) plan() *solvePlan {
+	if f.sp != nil {
+		return f.sp
+	}
+	s := f.s
+	sc := &s.sched
+	p := &solvePlan{
+		rootOf: make([]int32, s.ns),
+		split:  make([]int32, s.ns),
+		recOff: make([]int64, s.ns+1),
+	}
+	for t := range p.rootOf {
+		p.rootOf[t] = -1
+	}
+	for _, roots := range sc.subtrees {
+		for _, r := range roots {
+			for t := sc.sDesc[r]; t <= r; t++ {
+				p.rootOf[t] = r
+			}
+		}
+	}
+	for t := 0; t < s.ns; t++ {
+		w := int64(s.sFirst[t+1] - s.sFirst[t])
+		rows := s.sRows[s.sRowPtr[t]+w : s.sRowPtr[t+1]]
+		n := 0
+		if r := p.rootOf[t]; r >= 0 {
+			last := s.sFirst[r+1] - 1 // last column of the subtree
+			k := sort.Search(len(rows), func(i int) bool { return rows[i] > last })
+			p.split[t] = int32(k)
+			n = len(rows) - k
+		}
+		p.recOff[t+1] = p.recOff[t] + int64(n)
+	}
+	p.recs = make([]float64, p.recOff[s.ns])
+	p.tmps = make([][]float64, len(sc.subtrees))
+	for w := range p.tmps {
+		p.tmps[w] = make([]float64, s.maxUpdate)
+	}
+	f.sp = p
+	return p
+}
+
+// parallelSolve reports whether Solve should use the subtree workers.
+func (f *Factor) parallelSolve() bool {
+	sc := &f.s.sched
+	if len(sc.subtrees) < 2 {
+		return false
+	}
+	return f.s.conc >= 2
+}
+
+// eachSubtreeList runs fn(w, roots) for every worker's subtree list, f.s.conc at a time.
+func (f *Factor) eachSubtreeList(fn func(w int, roots []int32)) {
+	sc := &f.s.sched
+	_ = parallel.For(context.Background(), len(sc.subtrees), f.s.conc, func(_ context.Context, _, lo, hi int) error {
+		for w := lo; w < hi; w++ {
+			fn(w, sc.subtrees[w])
+		}
+		return nil
+	})
+}
+
+// forwardNode performs supernode t's step of L y = y: it solves its diagonal block and
+// subtracts its updates from the rows below, except those from index `from` on, whose values
+// are written to rec instead (rec nil: all are applied).
+func (f *Factor) forwardNode(bl blas.Float64, t int, y, tmp []float64, from int, rec []float64) {
+	s := f.s
+	c0 := int(s.sFirst[t])
+	w := int(s.sFirst[t+1]) - c0
+	rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+	mu := len(rows)
+	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+	xc := y[c0 : c0+w]
+	tv := tmp[:mu]
+	if w < solveBLASWidth {
+		for i := range xc {
+			li := p[i*w : i*w+i]
+			v := xc[i]
+			for j, l := range li {
+				v -= l * xc[j]
+			}
+			xc[i] = v / p[i*w+i]
+		}
+		for k := range rows {
+			li := p[(w+k)*w : (w+k)*w+w]
+			v := 0.0
+			for j, l := range li {
+				v += l * xc[j]
+			}
+			tv[k] = v
+		}
+	} else {
+		bl.Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, w, p, w, xc, 1)
+		if mu > 0 {
+			bl.Dgemv(blas.NoTrans, mu, w, 1, p[w*w:], w, xc, 1, 0, tv, 1)
+		}
+	}
+	if rec == nil {
+		from = mu
+	}
+	for k, r := range rows[:from] {
+		y[r] -= tv[k]
+	}
+	copy(rec, tv[from:])
+}
+
+// backwardNode performs supernode t's step of L^T y = y.
+func (f *Factor) backwardNode(bl blas.Float64, t int, y, tmp []float64) {
+	s := f.s
+	c0 := int(s.sFirst[t])
+	w := int(s.sFirst[t+1]) - c0
+	rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+	mu := len(rows)
+	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+	xc := y[c0 : c0+w]
+	if w < solveBLASWidth {
+		for k, r := range rows {
+			li := p[(w+k)*w : (w+k)*w+w]
+			yr := y[r]
+			for j, l := range li {
+				xc[j] -= l * yr
+			}
+		}
+		for i := w - 1; i >= 0; i-- {
+			xc[i] /= p[i*w+i]
+			v := xc[i]
+			for j, l := range p[i*w : i*w+i] {
+				xc[j] -= l * v
+			}
+		}
+		return
+	}
+	if mu > 0 {
+		tv := tmp[:mu]
+		for k, r := range rows {
+			tv[k] = y[r]
+		}
+		bl.Dgemv(blas.Trans, mu, w, -1, p[w*w:], w, tv, 1, 1, xc, 1)
+	}
+	bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, w, p, w, xc, 1)
+}
+
+// forwardPar solves L y = y with the subtrees on the workers (see solvePlan).
+func (f *Factor) forwardPar(y []float64) {
+	s := f.s
+	sc := &s.sched
+	p := f.plan()
+	bl := kernels.Current().BLAS()
+	f.eachSubtreeList(func(w int, roots []int32) {
+		for _, r := range roots {
+			for t := int(sc.sDesc[r]); t <= int(r); t++ {
+				f.forwardNode(bl, t, y, p.tmps[w], int(p.split[t]), p.recs[p.recOff[t]:p.recOff[t+1]])
+			}
+		}
+	})
+	tmp := p.tmps[0]
+	for t := 0; t < s.ns; t++ {
+		if p.rootOf[t] < 0 {
+			f.forwardNode(bl, t, y, tmp, 0, nil)
+			continue
+		}
+		rec := p.recs[p.recOff[t]:p.recOff[t+1]]
+		if len(rec) == 0 {
+			continue
+		}
+		w := int64(s.sFirst[t+1] - s.sFirst[t])
+		rows := s.sRows[s.sRowPtr[t]+w+int64(p.split[t]) : s.sRowPtr[t+1]]
+		for k, r := range rows {
+			y[r] -= rec[k]
+		}
+	}
+}
+
+// backwardPar solves L^T y = y: the top supernodes first (in decreasing order), then the
+// subtrees on the workers.
+func (f *Factor) backwardPar(y []float64) {
+	s := f.s
+	sc := &s.sched
+	p := f.plan()
+	bl := kernels.Current().BLAS()
+	for t := s.ns - 1; t >= 0; t-- {
+		if p.rootOf[t] < 0 {
+			f.backwardNode(bl, t, y, p.tmps[0])
+		}
+	}
+	f.eachSubtreeList(func(w int, roots []int32) {
+		for _, r := range roots {
+			for t := int(r); t >= int(sc.sDesc[r]); t-- {
+				f.backwardNode(bl, t, y, p.tmps[w])
+			}
+		}
+	})
+}
