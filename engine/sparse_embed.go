@@ -58,7 +58,6 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	rep.stage("assemble", t0)
 	prog(Progress{Stage: "assemble", Final: true})
 	if s.op == nil {
-		t1 := time.Now()
 		prog(Progress{Stage: "analyze"})
 		op, err := sparse.NewShiftInvert(ctx, s.pat.Matrix(), sparse.SymbolicOptions{Workers: m.st.workers})
 		if err != nil {
@@ -74,7 +73,9 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			one[i] = 1
 		}
 		s.ones = [][]float64{one}
-		rep.stage("analyze", t1)
+		ot, st := op.Symbolic().Times()
+		rep.Stages = append(rep.Stages, StageTime{Name: "ordering", Seconds: ot.Seconds()},
+			StageTime{Name: "symbolic", Seconds: st.Seconds()})
 		prog(Progress{Stage: "analyze", Final: true})
 	}
 	s.op.SetContext(ctx)

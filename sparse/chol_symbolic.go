@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"glle/parallel"
 )
@@ -46,7 +47,13 @@ type Symbolic struct {
 
 	sched schedule
 	conc  int // goroutines the numeric factorization and the solves run on (<= scheduleWays)
+
+	orderTime, symbolicTime time.Duration
 }
+
+// Times returns the wall time of the fill-reducing ordering and of the rest of the symbolic
+// analysis (elimination tree, column counts, supernodes, assembly map, schedule).
+func (s *Symbolic) Times() (ordering, symbolic time.Duration) { return s.orderTime, s.symbolicTime }
 
 // scheduleWays is the number of ways the schedule splits the elimination tree and the dense
 // kernels at its top, whatever SymbolicOptions.Workers says: the workers only decide how many
@@ -107,6 +114,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	if opts.Coords != nil && (opts.CoordDim <= 0 || len(opts.Coords) != n*opts.CoordDim) {
 		return nil, fmt.Errorf("sparse: len(Coords) = %d, want n*CoordDim = %d*%d", len(opts.Coords), n, opts.CoordDim)
 	}
+	t0 := time.Now()
 	g := buildGraph(n, rowPtr, colIdx)
 	ord := opts.Ordering
 	if ord == OrderingDefault {
@@ -140,13 +148,15 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord}
+	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
+	t1 := time.Now()
 	s.analyzePerm(g, p)
 	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
 		return nil, err
 	}
 	s.makeSchedule(scheduleWays)
 	s.conc = min(parallel.Workers(opts.Workers), scheduleWays)
+	s.symbolicTime = time.Since(t1)
 	return s, nil
 }
 
