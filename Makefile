@@ -3,7 +3,7 @@ GO ?= go
 OUT ?= out
 GOFLAGS_TEST ?= -count=1 -timeout 25m
 
-.PHONY: demo test test-openblas test-purego deps build vet bench
+.PHONY: demo test test-openblas test-purego deps build vet bench benchmarks-md
 
 # deps installs OpenBLAS and LAPACKE with apt-get when they are missing (Debian).
 deps:
@@ -32,3 +32,52 @@ test-purego:
 
 # test: the whole suite, OpenBLAS build then purego build.
 test: vet test-openblas test-purego
+
+# ---------------------------------------------------------------------------------------
+# bench: every go test benchmark for the OpenBLAS build and the purego build (BENCH_COUNT runs
+# each, BENCH_TIME per run), both outputs saved under out/bench/, then the benchstat comparison
+# (benchstat is installed from the Go module proxy into GOPATH/bin if missing).
+# GLLE_BENCH_SIZES=100000,1000000 enlarges the end-to-end benchmarks in bench/.
+BENCH_COUNT ?= 6
+BENCH_TIME ?= 300ms
+BENCH_PKGS ?= ./...
+BENCH_OUT ?= $(OUT)/bench
+GOFLAGS_BENCH ?= -run '^$$' -bench . -benchtime $(BENCH_TIME) -count $(BENCH_COUNT) -timeout 60m
+
+bench: deps
+	@command -v benchstat >/dev/null 2>&1 || test -x "$$($(GO) env GOPATH)/bin/benchstat" || \
+	  { echo "installing benchstat"; GOBIN="$$($(GO) env GOPATH)/bin" $(GO) install golang.org/x/perf/cmd/benchstat@latest; }
+	mkdir -p $(BENCH_OUT)
+	$(GO) test $(GOFLAGS_BENCH) $(BENCH_PKGS) | tee $(BENCH_OUT)/openblas.txt
+	CGO_ENABLED=0 $(GO) test -tags purego $(GOFLAGS_BENCH) $(BENCH_PKGS) | tee $(BENCH_OUT)/purego.txt
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat openblas=$(BENCH_OUT)/openblas.txt purego=$(BENCH_OUT)/purego.txt | tee $(BENCH_OUT)/benchstat.txt
+
+# benchmarks-md: regenerate BENCHMARKS.md (never hand-typed numbers) from out/bench/: the
+# outputs of `make bench`, and the end-to-end sweep of glle-bench bench, which
+# bench/scripts/sweep.sh runs first when its JSON is missing (or SWEEP=1; ~5-10 minutes on 2
+# cores: lle at 10k, 100k, 200k, 1M, 2M; em and direct with one generation at 200k and 1M).
+benchmarks-md: build
+	BENCH_OUT=$(BENCH_OUT) sh bench/scripts/sweep.sh
+	$(GO) run ./bench/scripts/benchmd -in $(BENCH_OUT) -notes ../shared/reference-notes.md -out BENCHMARKS.md
+
+# ---------------------------------------------------------------------------------------
+# fuzz: every fuzz target for FUZZTIME on top of its committed seed corpus (testdata/fuzz/).
+# race: the race detector on the parallel packages (-short: the slow cases are skipped).
+# Both are part of `make test` (about 1 + 3 minutes on 2 cores).
+FUZZTIME ?= 8s
+FUZZ_TARGETS ?= ./bench/dataio:FuzzReadNPY ./bench/dataio:FuzzReadCSV ./cmd/glle-bench:FuzzParseArgs ./cmd/glle-bench:FuzzLoadModel
+RACE_PKGS ?= ./parallel/ ./engine/knn/ ./sparse/ ./engine/
+
+.PHONY: fuzz race
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -parallel 2 $$pkg; \
+	done
+
+race:
+	$(GO) test -race -short $(GOFLAGS_TEST) $(RACE_PKGS)
+
+# The whole suite also fuzzes and runs the race detector (see above).
+test: fuzz race

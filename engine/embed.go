@@ -22,7 +22,16 @@ type embedCache struct {
 	sp     *sparseEmbed // sparse path state, built on first use
 }
 
-func newEmbedCache(m *Model, s Solver) *embedCache { return &embedCache{m: m, solver: s} }
+func newEmbedCache(m *Model, s Solver) *embedCache {
+	if s == SolverAuto && m.N <= autoDenseN {
+		s = SolverDense // Lanczos needs more room than a tiny problem has (robustness, issue 6)
+	}
+	return &embedCache{m: m, solver: s}
+}
+
+// autoDenseN is the largest n for which SolverAuto uses the dense solver: the Lanczos basis of
+// the sparse solver (NCV + 1 vectors, NCV >= 20) does not fit into a smaller space.
+const autoDenseN = 64
 
 // shift returns the base fit's adapted shift of the sparse solver (0 if none).
 func (c *embedCache) shift() float64 {

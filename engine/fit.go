@@ -18,7 +18,15 @@ import (
 // state holds the per-point factors the samplers need (filled by Fit or Restore).
 type state struct {
 	workers int
-	x       []float64 // training data, row-major N x D (aliases Model.X's storage)
+	x       []float64 // training data, row-major N x D, times 2^-scaleExp (aliases Model.X's storage when scaleExp = 0)
+	// scaleExp is the exact power-of-two rescaling of the data (robust.go): 0 for the methods
+	// that work on raw coordinates.
+	scaleExp int
+
+	// memLimit and memCheck: the fit checks its refined memory estimate against memLimit
+	// (bytes, 0 = none) after the symbolic analysis (memory.go).
+	memLimit int64
+	memCheck bool
 
 	// EM and EMPaper: orthonormal basis (k x rank[i], stride k*rmax) of the directions the
 	// posterior pins; EM draws sqrt(a sigma_i) Pi_i xi, EMPaper sqrt(a |sigma_i|)(I - V V^T) xi.
@@ -123,26 +131,40 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	if err := s.validate(n, d); err != nil {
 		return nil, err
 	}
+	memEst := estimateMemory(n, d, s.K, s.Dim, s.Method, s.Solver, -1, -1)
+	memLimit := memoryLimit(s)
+	if err := checkMemory(memEst, memLimit); err != nil {
+		return nil, err
+	}
 	workers := parallel.Workers(s.Workers)
 	x := mat.DenseCopyOf(X)
 	raw := x.RawMatrix().Data
 	if err := checkData(raw, n, d); err != nil {
 		return nil, err
 	}
+	xs, scaleExp, err := prepareScale(raw, n, d, s)
+	if err != nil {
+		return nil, err
+	}
 	m := &Model{
 		Method: s.Method, K: s.K, Dim: s.Dim, Reg: s.Reg, RegMode: s.RegMode, Scaling: s.Scaling,
 		N: n, D: d, X: x, directRidge: s.DirectRidge,
 	}
-	m.st = state{workers: workers, x: raw, perp: newPerp(s.K)}
+	m.st = state{workers: workers, x: xs, scaleExp: scaleExp, perp: newPerp(s.K), memLimit: memLimit, memCheck: true}
 	m.Report = Report{Method: s.Method.String(), Backend: kernels.Current().Name(), N: n, D: d, K: s.K, Dim: s.Dim, Workers: workers}
+	m.Report.Memory = &memEst
 	prog := progressFunc(s.Progress)
 
 	t0 := time.Now()
 	prog(Progress{Stage: "knn"})
-	idx, _, err := knn.Graph(ctx, raw, n, d, s.K, knn.Options{Workers: workers})
+	idx, dist, err := knn.Graph(ctx, xs, n, d, s.K, knn.Options{Workers: workers})
 	if err != nil {
 		return nil, wrapCtx(err)
 	}
+	if m.Report.DuplicatePoints, err = checkNeighbourhoods(dist, n, s.K); err != nil {
+		return nil, err
+	}
+	dist = nil
 	if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
 		return nil, &DegenerateError{Kind: "disconnected-graph", Count: nc, Example: -1,
 			Msg: fmt.Sprintf("the %d-nearest-neighbour graph has %d connected components, so the embedding would be meaningless: use a larger k", s.K, nc)}
@@ -163,6 +185,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	// Base embedding: the linear embedding of the mean weights (Section V).
 	m.st.emb = newEmbedCache(m, s.Solver)
 	Y, vals, er, err := m.st.emb.embed(ctx, m.Weights, nil, prog, &m.Report)
+	m.st.memCheck = false
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +199,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Report.SX2 = math.Ldexp(m.Report.SX2, 2*scaleExp) // in the data's units
 	return m, nil
 }
 

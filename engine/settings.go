@@ -115,6 +115,11 @@ type Settings struct {
 	// Seed keys the random draws made during the fit (EMPaper samples weights in every
 	// iteration, as Alg. 1 does). Default 0. Generations take their own seed.
 	Seed uint64
+	// MaxMemory is the memory limit in bytes: Fit estimates its peak memory (EstimateMemory,
+	// refined from the symbolic analysis before the numeric factorization) and fails with an
+	// *InputError when the estimate exceeds it. Default 0: the physical memory (MemTotal of
+	// /proc/meminfo; no limit where unknown). Negative: no limit.
+	MaxMemory int64
 	// Progress, when not nil, is called at the start and end of every stage.
 	Progress func(Progress)
 }

@@ -120,7 +120,8 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			return nil, nil, er, ctx.Err()
 		}
 		var nc *sparse.NotConvergedError
-		if errors.As(err, &nc) && n <= denseFallbackN {
+		var se *sparse.ShiftError
+		if (errors.As(err, &nc) || errors.As(err, &se)) && n <= denseFallbackN {
 			// Weights drawn with huge variances (the paper modes) can leave M without a usable
 			// spectral gap; small problems fall back to the dense solver, which ends in a full
 			// eigendecomposition if it must.

@@ -25,12 +25,16 @@ func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, err
 		return nil, inputErr("the new points have %d columns but the model was fitted on %d: pass data with the training columns", d, m.D)
 	}
 	xq := mat.DenseCopyOf(Xnew).RawMatrix().Data
+	var err error
 	for i := 0; i < q; i++ {
 		for c := 0; c < d; c++ {
 			if v := xq[i*d+c]; math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, inputErr("new point %d has a non-finite value (%v) in column %d: remove or impute it", i, v, c)
 			}
 		}
+	}
+	if xq, err = m.scaleQuery(xq, d); err != nil {
+		return nil, err
 	}
 	k, p := m.K, m.Dim
 	idx, dist, err := knn.Query(ctx, m.st.x, m.N, d, xq, q, k, knn.Options{Workers: m.st.workers})
@@ -105,10 +109,13 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		Neighbors: sv.Neighbors, Weights: sv.Weights, Sigma: sv.Sigma, Embedding: mat.DenseCopyOf(sv.Embedding),
 		Eigenvalues: sv.Eigenvalues, directRidge: s.DirectRidge,
 	}
-	m.st = state{workers: parallel.Workers(workers), x: x.RawMatrix().Data}
+	xs, scaleExp, err := prepareScale(x.RawMatrix().Data, n, d, s)
+	if err != nil {
+		return nil, fmt.Errorf("incompatible model: %w", err)
+	}
+	m.st = state{workers: parallel.Workers(workers), x: xs, scaleExp: scaleExp}
 	m.st.perp = newPerp(k)
 	m.Report = Report{Method: s.Method.String(), N: n, D: d, K: k, Dim: p, Workers: m.st.workers}
-	var err error
 	switch s.Method {
 	case EM:
 		err = m.weightPass(ctx, s, false)

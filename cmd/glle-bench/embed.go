@@ -87,6 +87,11 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(s.Solver),
 		Settings: settingsMap(m, s, c.seed), Fit: &m.Report, Stages: append([]engine.StageTime(nil), m.Report.Stages...)}
 	sum.SigmaNote = sigmaNote(m.Method, m.Report.Sigma)
+	var coord []float64
+	if c.dataset != "" && c.color == "" {
+		coord = color // the manifold coordinate of the built-in dataset
+	}
+	an := newGenAnalysis(c.analysis, X, m, coord, prog)
 
 	var gens []*mat.Dense
 	for g := 0; g < c.generations; g++ {
@@ -96,6 +101,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		if err != nil {
 			return err
 		}
+		Y = an.generation(g, Y)
 		path := genPath(c.out, g)
 		if err := dataio.WriteMatrix(path, Y); err != nil {
 			return writeError("out", path, err)
@@ -109,6 +115,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	}
 	prog.update("generate", c.generations, c.generations, true)
 	sum.addGenStages()
+	if err := an.finish(ctx, &sum, c.out, c.plot != "", input, &out); err != nil {
+		return err
+	}
 
 	if c.model != "" {
 		if err := saveModel(ctx, c.model, m, s, c.seed, &out); err != nil {
@@ -220,6 +229,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	if sum.Backend == "" {
 		sum.Backend = "default"
 	}
+	an := newGenAnalysis(c.analysis, sv.X, m, nil, prog)
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
@@ -230,6 +240,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		if sum.Backend == "default" {
 			sum.Backend = rep.Backend
 		}
+		Y = an.generation(g, Y)
 		path := c.genFile(g)
 		if err := dataio.WriteMatrix(path, Y); err != nil {
 			return writeError("out", path, err)
@@ -240,6 +251,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	}
 	prog.update("generate", c.generations, c.generations, true)
 	sum.addGenStages()
+	if err := an.finish(ctx, &sum, c.out+c.ext, false, c.model, &out); err != nil {
+		return err
+	}
 	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
 }
 

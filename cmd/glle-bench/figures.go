@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 
+	"glle/bench"
 	"glle/engine"
 )
 
@@ -18,6 +19,8 @@ const (
 	fig2File = "fig2_datasets.png"
 	fig3File = "fig3_generations.png"
 	fig4File = "fig4_cov_scale.png"
+	fig5File = "fig5_cov_scale_study.png" // analysis.go
+	fig6File = "fig6_uncertainty.png"     // analysis.go
 )
 
 // figureDatasets are the datasets of Figs. 2 and 3, with their panel titles.
@@ -73,6 +76,7 @@ type figRun struct {
 	gens  int
 	stage map[string]float64
 	order []string
+	study studyCache // generations reused by Figs. 5 and 6 (analysis.go)
 }
 
 func (r *figRun) addStages(st []engine.StageTime, gen bool) {
@@ -130,6 +134,8 @@ func (r *figRun) models(ctx context.Context, name string) (*figData, error) {
 	return d, nil
 }
 
+// generate draws generation g at scale a, aligned onto the base (LLE) embedding by
+// orthogonal Procrustes, so the panels share the base's orientation.
 func (r *figRun) generate(ctx context.Context, m *engine.Model, g int, a float64) (*mat.Dense, error) {
 	Y, rep, err := m.Generate(ctx, r.c.seed, g, a)
 	if err != nil {
@@ -137,6 +143,8 @@ func (r *figRun) generate(ctx context.Context, m *engine.Model, g int, a float64
 	}
 	r.gens++
 	r.addStages(rep.Stages, true)
+	Y = bench.AlignTo(m.Embedding, Y, false)
+	r.study.put(m, g, a, Y)
 	return Y, nil
 }
 
@@ -244,7 +252,8 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 		fig  int
 		file string
 		fn   func(*figRun, context.Context) ([][]*plot.Plot, error)
-	}{{2, fig2File, (*figRun).fig2}, {3, fig3File, (*figRun).fig3}, {4, fig4File, (*figRun).fig4}}
+	}{{2, fig2File, (*figRun).fig2}, {3, fig3File, (*figRun).fig3}, {4, fig4File, (*figRun).fig4},
+		{5, fig5File, (*figRun).fig5}, {6, fig6File, (*figRun).fig6}}
 	for _, j := range jobs {
 		if c.figs[j.fig] {
 			if err := checkWritable("out", filepath.Join(c.out, j.file)); err != nil {
@@ -288,6 +297,9 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 		sum.Stages = append(sum.Stages, figSec...)
 		sum.write(e.stderr)
 		fmt.Fprintf(e.stderr, "  %d fits, %d generations\n", r.fits, r.gens)
+		if r.study.gens > 0 || r.study.evals > 0 {
+			fmt.Fprintf(e.stderr, "  figs 5-6: %d more generations, %d trustworthiness evaluations\n", r.study.gens, r.study.evals)
+		}
 	}
 	return nil
 }

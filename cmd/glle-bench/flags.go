@@ -295,12 +295,14 @@ type embedConfig struct {
 	plot        string
 	color       string
 	quiet       bool
+	analysis    analysisOpts // -align, -align-scale, -uncertainty, -metrics (analysis.go)
 }
 
 const embedSynopsis = "glle-bench embed (-in X.npy|X.csv | -dataset NAME [-n N]) -method METHOD -out Y.npy [flags]"
 
 type embedRaw struct {
 	method, solver, regMode, scaling string
+	maxMem                           string
 	k, dim, emIters, workers         int
 	reg, emTol, directRidge          float64
 }
@@ -324,11 +326,13 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.str(&r.scaling, "scaling", "unit", "S", "unit (unit-norm eigenvectors) or paper ((1/n) Y^T Y = I)")
 	f.str(&r.solver, "solver", "auto", "S", "eigensolver: auto, sparse or dense (dense: O(n^3), n <= 20000)")
 	f.int(&r.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
+	f.str(&r.maxMem, "max-mem", "", "SIZE", "refuse fits whose estimated peak memory exceeds SIZE (bytes, or 500M, 6G; 0: no limit)", "the physical memory")
 	f.int(&c.generations, "generations", 0, "also write G generations Y_gen000 ... (em, direct, em-paper, direct-paper)")
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the generations (a*Omega_i or a*Gamma_i)")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
 	f.str(&c.plot, "plot", "", "Y.png", "plot the embedding (and the generations) as PNG")
 	f.str(&c.color, "color", "", "t.npy", "colour of the plotted points, n values (default: the dataset's manifold coordinate, or the first input column)")
+	c.analysis.register(f, true)
 	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
 	return f
 }
@@ -356,6 +360,16 @@ func parseEmbed(args []string) (embedConfig, error) {
 	}
 	s.K, s.Dim, s.EMIters, s.Workers, s.EMTol, s.DirectRidge, s.Seed = r.k, r.dim, r.emIters, r.workers, r.emTol, r.directRidge, c.seed
 	s.Reg = r.reg
+	if r.maxMem != "" {
+		b, err := engine.ParseBytes(r.maxMem)
+		if err != nil {
+			return c, badInput("e.g. -max-mem 6G", "-max-mem: %v", err)
+		}
+		s.MaxMemory = b
+		if b == 0 {
+			s.MaxMemory = -1 // no limit
+		}
+	}
 	if !set["reg"] && s.RegMode == engine.RegAbsolute {
 		s.Reg = 1e-7
 	}
@@ -397,6 +411,9 @@ func parseEmbed(args []string) (embedConfig, error) {
 	case c.color != "" && c.plot == "":
 		return c, badInput("add -plot Y.png or drop -color", "-color only colours a -plot")
 	}
+	if err := c.analysis.check(c.generations); err != nil {
+		return c, err
+	}
 	if c.dataset != "" {
 		if err := checkDataset(c.dataset); err != nil {
 			return c, err
@@ -422,6 +439,7 @@ func parseEmbed(args []string) (embedConfig, error) {
 	for g := 0; g < c.generations && g < 2; g++ {
 		outs = append(outs, genPath(c.out, g))
 	}
+	outs = append(outs, c.analysis.outputs(c.out, c.plot != "")...)
 	for _, p := range []string{c.jsonPath, c.plot} {
 		if p != "" {
 			outs = append(outs, p)
@@ -471,6 +489,7 @@ type generateConfig struct {
 	workers     int
 	jsonPath    string
 	quiet       bool
+	analysis    analysisOpts // -align, -align-scale, -uncertainty, -metrics (analysis.go)
 }
 
 const generateSynopsis = "glle-bench generate -model DIR -generations G [-cov-scale A] [-seed S] -out PREFIX"
@@ -485,6 +504,7 @@ func generateFlags(c *generateConfig) *flags {
 	f.str(&c.solver, "solver", "", "S", "eigensolver: auto, sparse or dense", "the model's")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
+	c.analysis.register(f, true)
 	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
 	return f
 }
@@ -506,6 +526,9 @@ func parseGenerate(args []string) (generateConfig, error) {
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
 	case c.workers < 0:
 		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	}
+	if err := c.analysis.check(c.generations); err != nil {
+		return c, err
 	}
 	if c.solver != "" {
 		if _, err := parseSolver(c.solver); err != nil {
@@ -551,7 +574,7 @@ func figuresFlags(c *figuresConfig, solver, figs *string) *flags {
 	f.int(&c.n, "n", 5000, "points per dataset (before removal for the datasets with holes)")
 	f.int(&c.k, "k", 10, "neighbours per point")
 	f.u64(&c.seed, "seed", 1, "seed of the datasets and the generations")
-	f.str(figs, "figs", "2,3,4", "LIST", "which figures to draw (comma separated subset of 2,3,4)")
+	f.str(figs, "figs", "2,3,4,5,6", "LIST", "which figures to draw (comma separated subset of 2,3,4,5,6)")
 	f.str(solver, "solver", "auto", "S", "eigensolver: auto, sparse or dense")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs)")
 	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
@@ -590,8 +613,12 @@ func parseFigures(args []string) (figuresConfig, error) {
 			c.figs[3] = true
 		case "4":
 			c.figs[4] = true
+		case "5":
+			c.figs[5] = true
+		case "6":
+			c.figs[6] = true
 		default:
-			return c, badInput("use a comma separated subset of 2,3,4", "-figs %q names an unknown figure", clip(figs))
+			return c, badInput("use a comma separated subset of 2,3,4,5,6", "-figs %q names an unknown figure", clip(figs))
 		}
 	}
 	return c, nil
@@ -603,7 +630,7 @@ func parseFigures(args []string) (figuresConfig, error) {
 // helpConfig asks for a usage text: topic "" is the overview.
 type helpConfig struct{ topic string }
 
-var commands = []string{"dataset", "embed", "generate", "figures", "help"}
+var commands = []string{"dataset", "embed", "generate", "figures", "transform", "help"}
 
 // parseArgs parses a whole command line (without the program name) into one of
 // datasetConfig, embedConfig, generateConfig, figuresConfig or helpConfig. It is pure (no
@@ -627,11 +654,14 @@ func parseArgs(args []string) (any, error) {
 	case "figures":
 		c, err := parseFigures(rest)
 		return helpOr(c, "figures", err)
+	case "transform":
+		c, err := parseTransform(rest)
+		return helpOr(c, "transform", err)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 0 {
 			return helpConfig{}, nil
 		}
-		for _, c := range commands[:4] {
+		for _, c := range commands[:len(commands)-1] {
 			if rest[0] == c {
 				return helpConfig{topic: c}, nil
 			}
@@ -654,7 +684,9 @@ commands:
   dataset   write one of the paper's datasets (swissroll, scurve, swissroll-hole, severed-sphere)
   embed     fit LLE or GLLE to a data file or a dataset, write the embedding, generations, the model
   generate  draw new embeddings from a model saved by 'embed -model DIR' without refitting
-  figures   draw the paper's Figs. 2, 3 and 4 as PNG files
+  figures   draw the paper's Figs. 2, 3 and 4 as PNG files, the covariance-scale study and uncertainty maps
+  transform embed new points with a saved model (LLE weights, or sampled weights per generation)
+  bench     end-to-end scaling sweep as a markdown table ('glle-bench bench -h'), -peers adds scikit-learn
   help      this text; 'glle-bench help CMD' or 'glle-bench CMD -h' for one command
 
 Exit status: 0 success, 1 internal failure, 2 bad input (one line on stderr says what to do),
@@ -680,15 +712,22 @@ func writeUsage(w io.Writer, topic string) {
 			embedFlags(&ec, &er).usage(w, embedSynopsis,
 				"Fits the method, writes the base embedding to -out and, with -generations G, G new embeddings\n"+
 					"Y_gen000 ... beside it (same stem and format). -model DIR saves neighbors.npy, weights.npy,\n"+
-					"sigma.npy (EM methods), embedding.npy, X.npy and model.json.")
+					"sigma.npy (EM methods), embedding.npy, X.npy and model.json. -uncertainty writes Y_uncertainty.npy\n"+
+					"(n) and Y_mean.npy (n x p) beside -out (same stem and format; with -plot also Y_uncertainty.png).")
 		case "generate":
 			generateFlags(&gc).usage(w, generateSynopsis,
 				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed and -cov-scale\n"+
-					"the files are bit-identical to the ones 'embed -generations' wrote.")
+					"(and -align) the files are bit-identical to the ones 'embed -generations' wrote. -uncertainty\n"+
+					"writes PREFIX_uncertainty.npy and PREFIX_mean.npy.")
+		case "transform":
+			transformUsage(w)
 		case "figures":
 			figuresFlags(&fc, &s1, &s2).usage(w, figuresSynopsis,
 				"Writes DIR/fig2_datasets.png (the four datasets in 3-D), DIR/fig3_generations.png (LLE, four EM and\n"+
-					"four direct-sampling generations per dataset) and DIR/fig4_cov_scale.png (a in 0.01, 0.1, 1, 5, 10).")
+					"four direct-sampling generations per dataset) and DIR/fig4_cov_scale.png (a in 0.01, 0.1, 1, 5, 10),\n"+
+					"generations aligned onto the LLE embedding; DIR/fig5_cov_scale_study.png (median Procrustes disparity\n"+
+					"to LLE and trustworthiness against a, both methods, four datasets) and DIR/fig6_uncertainty.png\n"+
+					"(the LLE embedding coloured by the per-point spread of the Fig. 3 generations).")
 		}
 	}
 	if topic != "" {
@@ -696,7 +735,7 @@ func writeUsage(w io.Writer, topic string) {
 		return
 	}
 	fmt.Fprint(w, overview)
-	for _, t := range commands[:4] {
+	for _, t := range commands[:len(commands)-1] {
 		fmt.Fprintln(w)
 		one(t)
 	}

@@ -45,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		<-ctx.Done()
 		stop()
 	}()
+	if len(args) > 0 && args[0] == "bench" { // the scaling sweep parses its own flags (benchcmd.go)
+		return runBenchCommand(ctx, args[1:], stdout, stderr)
+	}
 
 	cfg, err := parseArgs(args)
 	if errors.Is(err, errHelp) {
@@ -67,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runGenerate(ctx, e, c)
 	case figuresConfig:
 		err = runFigures(ctx, e, c)
+	case transformConfig:
+		err = runTransform(ctx, e, c)
 	}
 	if err != nil {
 		return fail(stderr, ctx, err)

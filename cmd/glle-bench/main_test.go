@@ -532,7 +532,7 @@ func TestBadInput(t *testing.T) {
 		{"color without plot", append(ds, "-color", "small.csv"), "-plot"},
 		{"same outputs", append(ds, "-json", "y.npy"), "twice"},
 		{"dataset out folder", []string{"dataset", "-name", "scurve", "-out", "nofolder/x.npy"}, "does not exist"},
-		{"figures bad fig", []string{"figures", "-out", "figs", "-figs", "5"}, "-figs"},
+		{"figures bad fig", []string{"figures", "-out", "figs", "-figs", "7"}, "-figs"},
 		{"figures n <= k", []string{"figures", "-out", "figs", "-n", "5"}, "need n > k"},
 		{"figures out is a file", []string{"figures", "-out", "two.csv"}, "not a folder"},
 		{"generate no model", []string{"generate", "-model", "nomodel", "-generations", "1", "-out", "g"}, "no such folder"},

@@ -142,8 +142,12 @@ func modelErr(dir, fix, format string, a ...any) error {
 
 const resave = "re-save it with 'glle-bench embed -model DIR'"
 
-// loadModel reads and validates a model folder.
-func loadModel(dir string) (engine.Saved, modelMeta, error) {
+// loadModel reads and validates the folder of a generative model.
+func loadModel(dir string) (engine.Saved, modelMeta, error) { return loadModelFor(dir, true) }
+
+// loadModelFor reads and validates a model folder; an lle model is accepted unless
+// needGenerative is set (transform embeds new points with any model).
+func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, error) {
 	var (
 		sv   engine.Saved
 		meta modelMeta
@@ -174,7 +178,7 @@ func loadModel(dir string) (engine.Saved, modelMeta, error) {
 	if sv.Method, err = engine.ParseMethod(meta.Method); err != nil {
 		return sv, meta, modelErr(dir, resave, "unknown method %q in %s", clip(meta.Method), metaFile)
 	}
-	if !sv.Method.Generative() {
+	if needGenerative && !sv.Method.Generative() {
 		return sv, meta, modelErr(dir, "fit with -method em, direct, em-paper or direct-paper", "method lle has no stochastic weights to generate from")
 	}
 	if sv.RegMode, err = parseRegMode(meta.RegMode); err != nil {

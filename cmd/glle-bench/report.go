@@ -41,6 +41,8 @@ var stageLabels = map[string]string{
 	"em":         "EM",
 	"assemble":   "M assembly",
 	"analyze":    "ordering+symbolic",
+	"ordering":   "ordering",
+	"symbolic":   "symbolic",
 	"factor":     "factorization",
 	"direct":     "direct-sampling factors",
 	"restore":    "restore",
@@ -185,6 +187,8 @@ type summary struct {
 	Fit          *engine.Report     `json:"fit,omitempty"`
 	SigmaNote    string             `json:"sigma_non_positive_sampling,omitempty"`
 	Generations  []genReport        `json:"generations,omitempty"`
+	Metrics      *metricsReport     `json:"metrics,omitempty"`     // -metrics (analysis.go)
+	Uncertainty  *uncertaintyReport `json:"uncertainty,omitempty"` // -uncertainty (analysis.go)
 	WallSeconds  float64            `json:"wall_seconds"`
 	PeakRSSBytes int64              `json:"peak_rss_bytes,omitempty"`
 	Outputs      []string           `json:"outputs"`
@@ -279,6 +283,12 @@ func (s *summary) write(w io.Writer) {
 		}
 		fmt.Fprintf(&b, "  generations: %d (seed %d, a=%g), solver iterations mean %.1f max %d, max residual %.2g\n",
 			len(s.Generations), s.Generations[0].Seed, s.Generations[0].CovScale, float64(it)/float64(len(s.Generations)), mx, res)
+	}
+	if s.Metrics != nil {
+		s.Metrics.write(&b)
+	}
+	if s.Uncertainty != nil {
+		s.Uncertainty.write(&b)
 	}
 	if len(s.Outputs) > 0 {
 		fmt.Fprintf(&b, "  wrote: %s\n", strings.Join(s.Outputs, ", "))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -22,7 +23,7 @@ func swissRoll(rng *rand.Rand, n int) []float64 {
 
 func BenchmarkKDTree(b *testing.B) {
 	ctx := context.Background()
-	for _, n := range []int{100000} {
+	for _, n := range []int{10000, 100000} {
 		for _, d := range []int{3, 8} {
 			k := 10
 			rng := rand.New(rand.NewPCG(1, uint64(d)))
@@ -65,7 +66,13 @@ func BenchmarkKDTree(b *testing.B) {
 			})
 			// The whole parallel Graph call (build + queries), all cores.
 			b.Run(name+"/graph", func(b *testing.B) {
+				idx, _, err := Graph(ctx, x, n, d, k, Options{Method: KDTree})
+				if err != nil {
+					b.Fatal(err)
+				}
+				checkSampled(b, x, n, d, k, idx)
 				b.ReportAllocs()
+				b.ResetTimer()
 				for b.Loop() {
 					if _, _, err := Graph(ctx, x, n, d, k, Options{Method: KDTree}); err != nil {
 						b.Fatal(err)
@@ -83,7 +90,13 @@ func BenchmarkBrute(b *testing.B) {
 		d, k := 64, 10
 		x := randData(rand.New(rand.NewPCG(2, 2)), n, d)
 		b.Run(fmt.Sprintf("n=%d/d=%d/k=%d", n, d, k), func(b *testing.B) {
+			idx, _, err := Graph(ctx, x, n, d, k, Options{Method: Brute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			checkSampled(b, x, n, d, k, idx)
 			b.ReportAllocs()
+			b.ResetTimer()
 			for b.Loop() {
 				if _, _, err := Graph(ctx, x, n, d, k, Options{Method: Brute}); err != nil {
 					b.Fatal(err)
@@ -91,5 +104,34 @@ func BenchmarkBrute(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 		})
+	}
+}
+
+// checkSampled compares the neighbour distances of a few points of the graph idx with a
+// brute-force scan (exact up to ties: the sorted distance lists must agree).
+func checkSampled(b *testing.B, x []float64, n, d, k int, idx []int32) {
+	b.Helper()
+	dist := func(i, j int) float64 {
+		s := 0.0
+		for c := 0; c < d; c++ {
+			e := x[i*d+c] - x[j*d+c]
+			s += e * e
+		}
+		return s
+	}
+	all := make([]float64, 0, n)
+	for _, i := range []int{0, n / 2, n - 1} {
+		all = all[:0]
+		for j := 0; j < n; j++ {
+			if j != i {
+				all = append(all, dist(i, j))
+			}
+		}
+		slices.Sort(all)
+		for j := 0; j < k; j++ {
+			if got := dist(i, int(idx[i*k+j])); got != all[j] {
+				b.Fatalf("point %d: neighbour %d at squared distance %v, brute force %v", i, j, got, all[j])
+			}
+		}
 	}
 }

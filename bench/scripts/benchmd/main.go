@@ -1,0 +1,518 @@
+// Command benchmd writes BENCHMARKS.md from saved benchmark outputs (make benchmarks-md): the
+// go test -bench outputs of both builds and their benchstat comparison (make bench), the JSON
+// reports of the glle-bench bench sweep (bench/scripts/sweep.sh), the machine description and
+// the quoted reference costs. It types no number itself: every figure comes from those files.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"glle/cgo"
+)
+
+func main() {
+	in := flag.String("in", "out/bench", "folder with openblas.txt, purego.txt, benchstat.txt, sweep_lle.json, sweep_gen.json")
+	notes := flag.String("notes", "../shared/reference-notes.md", "reference notes with the quoted costs")
+	out := flag.String("out", "BENCHMARKS.md", "output file")
+	flag.Parse()
+	doc, err := build(*in, *notes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchmd:", err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile(*out, []byte(doc), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmd:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("benchmd: wrote %s\n", *out)
+}
+
+// ---- inputs
+
+type stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+type run struct {
+	N            int     `json:"n"`
+	Method       string  `json:"method"`
+	Backend      string  `json:"backend"`
+	Stages       []stage `json:"stages"`
+	FitSeconds   float64 `json:"fit_seconds"`
+	WallSeconds  float64 `json:"wall_seconds"`
+	Generations  int     `json:"generations"`
+	GenSeconds   float64 `json:"generation_seconds"`
+	GenRatio     float64 `json:"generation_to_fit"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	NNZLPerRow   float64 `json:"nnz_l_per_row"`
+	Solves       int     `json:"solves"`
+	GenSolves    float64 `json:"generation_solves"`
+	Error        string  `json:"error"`
+}
+
+type peer struct {
+	N            int     `json:"n"`
+	Seconds      float64 `json:"seconds"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	OursSeconds  float64 `json:"ours_seconds"`
+	Ratio        float64 `json:"ours_over_theirs"`
+	MaxSine      float64 `json:"max_principal_angle_sine"`
+	Error        string  `json:"error"`
+}
+
+type sweep struct {
+	Started   time.Time `json:"started"`
+	LoadStart string    `json:"loadavg_start"`
+	LoadEnd   string    `json:"loadavg_end"`
+	GoVersion string    `json:"go_version"`
+	Runs      []run     `json:"runs"`
+	Peers     []peer    `json:"peers"`
+	PeersNote string    `json:"peers_note"`
+}
+
+func readSweep(path string) (*sweep, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s sweep
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// benchFile holds the per-benchmark median of every metric of a go test -bench output.
+type benchFile struct {
+	order []string
+	vals  map[string]map[string][]float64 // name -> unit -> values
+}
+
+func readBench(path string) (*benchFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	bf := &benchFile{vals: map[string]map[string][]float64{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 4 || !strings.HasPrefix(fs[0], "Benchmark") {
+			continue
+		}
+		name := fs[0]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			if _, err := strconv.Atoi(name[i+1:]); err == nil {
+				name = name[:i]
+			}
+		}
+		if _, err := strconv.Atoi(fs[1]); err != nil {
+			continue
+		}
+		m := bf.vals[name]
+		if m == nil {
+			m = map[string][]float64{}
+			bf.vals[name] = m
+			bf.order = append(bf.order, name)
+		}
+		for i := 2; i+1 < len(fs); i += 2 {
+			v, err := strconv.ParseFloat(fs[i], 64)
+			if err != nil {
+				break
+			}
+			m[fs[i+1]] = append(m[fs[i+1]], v)
+		}
+	}
+	return bf, sc.Err()
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// get returns the median of unit for the first benchmark whose name starts with prefix.
+func (b *benchFile) get(prefix, unit string) (float64, string, bool) {
+	if b == nil {
+		return 0, "", false
+	}
+	for _, n := range b.order {
+		if strings.HasPrefix(n, prefix) {
+			if v, ok := b.vals[n][unit]; ok {
+				return median(v), n, true
+			}
+		}
+	}
+	return 0, "", false
+}
+
+// ---- machine
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+				return fmt.Sprintf("%.1f GiB", kb/(1<<20))
+			}
+		}
+	}
+	return "unknown"
+}
+
+func dpkgVersion(pkg string) string {
+	out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", pkg).Output()
+	if err != nil || len(out) == 0 {
+		return "not installed"
+	}
+	return string(out)
+}
+
+// ---- formatting
+
+func sec(s float64) string {
+	switch {
+	case s >= 10:
+		return fmt.Sprintf("%.1f", s)
+	case s >= 0.1:
+		return fmt.Sprintf("%.2f", s)
+	}
+	return fmt.Sprintf("%.3f", s)
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30)) }
+
+func si(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**not met**"
+}
+
+var stageCols = []struct{ name, head string }{
+	{"knn", "kNN"}, {"weights", "weights"}, {"em", "EM"}, {"assemble", "M assembly"},
+	{"analyze", "ordering+symbolic"}, {"factor", "factor"}, {"eigensolve", "eigensolve"}, {"direct", "direct factors"},
+}
+
+func scalingTable(b *strings.Builder, runs []run) {
+	b.WriteString("| n | method | backend |")
+	for _, c := range stageCols {
+		b.WriteString(" " + c.head + " |")
+	}
+	b.WriteString(" fit total | wall | one more generation | gen / fit | peak RSS | nnz(L)/row | solves (fit / gen) |\n|---:|---|---|")
+	for range stageCols {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range runs {
+		if r.Error != "" {
+			fmt.Fprintf(b, "| %d | %s | | failed: %s |\n", r.N, r.Method, strings.ReplaceAll(r.Error, "|", "/"))
+			continue
+		}
+		fmt.Fprintf(b, "| %d | %s | %s |", r.N, r.Method, r.Backend)
+		for _, c := range stageCols {
+			v, ok := 0.0, false
+			for _, st := range r.Stages {
+				if st.Name == c.name {
+					v, ok = v+st.Seconds, true
+				}
+			}
+			if ok {
+				b.WriteString(" " + sec(v) + " |")
+			} else {
+				b.WriteString(" - |")
+			}
+		}
+		fmt.Fprintf(b, " %s | %s |", sec(r.FitSeconds), sec(r.WallSeconds))
+		if r.Generations > 0 {
+			fmt.Fprintf(b, " %s | %.0f%% |", sec(r.GenSeconds), 100*r.GenRatio)
+		} else {
+			b.WriteString(" - | - |")
+		}
+		fmt.Fprintf(b, " %s | %.0f | %d", gib(r.PeakRSSBytes), r.NNZLPerRow, r.Solves)
+		if r.Generations > 0 {
+			fmt.Fprintf(b, " / %.0f", r.GenSolves)
+		}
+		b.WriteString(" |\n")
+	}
+}
+
+func findRun(s *sweep, n int, method string) *run {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Runs {
+		if s.Runs[i].N == n && s.Runs[i].Method == method && s.Runs[i].Error == "" {
+			return &s.Runs[i]
+		}
+	}
+	return nil
+}
+
+// quotedSections returns the sections of the reference notes whose heading contains one of keys.
+func quotedSections(path string, keys ...string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(reference notes %s not readable: %v)\n", path, err)
+	}
+	var b strings.Builder
+	parts := strings.Split(string(data), "\n## ")
+	for _, p := range parts[1:] {
+		head, _, _ := strings.Cut(p, "\n")
+		for _, k := range keys {
+			if strings.Contains(head, k) {
+				b.WriteString("#### " + p)
+				if !strings.HasSuffix(p, "\n") {
+					b.WriteString("\n")
+				}
+				b.WriteString("\n")
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// ---- document
+
+func build(in, notes string) (string, error) {
+	ob, err := readBench(filepath.Join(in, "openblas.txt"))
+	if err != nil {
+		return "", fmt.Errorf("%w (run make bench first)", err)
+	}
+	pg, err := readBench(filepath.Join(in, "purego.txt"))
+	if err != nil {
+		return "", fmt.Errorf("%w (run make bench first)", err)
+	}
+	bstat, err := os.ReadFile(filepath.Join(in, "benchstat.txt"))
+	if err != nil {
+		return "", fmt.Errorf("%w (run make bench first)", err)
+	}
+	sl, err := readSweep(filepath.Join(in, "sweep_lle.json"))
+	if err != nil {
+		return "", fmt.Errorf("%w (run bench/scripts/sweep.sh first)", err)
+	}
+	sg, err := readSweep(filepath.Join(in, "sweep_gen.json"))
+	if err != nil {
+		return "", fmt.Errorf("%w (run bench/scripts/sweep.sh first)", err)
+	}
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+
+	w("# GLLE engine benchmarks\n\n")
+	w("Generated by `make benchmarks-md` (bench/scripts/benchmd) from the outputs of `make bench` and of\n")
+	w("`glle-bench bench` saved under out/bench/; no number in this file is typed by hand. Regenerate\n")
+	w("after `make bench` and `SWEEP=1 make benchmarks-md`. Timings on a shared 2-core machine are noisy:\n")
+	w("the load average at the time of the sweep is recorded with it.\n\n")
+
+	w("## Machine\n\n")
+	w("| | |\n|---|---|\n")
+	w("| CPU | %s |\n| cores | %d |\n| memory | %s |\n| Go | %s (sweep binary: %s) |\n", cpuModel(), runtime.NumCPU(), memTotal(), runtime.Version(), sl.GoVersion)
+	w("| OpenBLAS | libopenblas0 %s; `cgo.Config()`: %s |\n", dpkgVersion("libopenblas0"), cgo.Config())
+	w("| LAPACKE | liblapacke %s |\n", dpkgVersion("liblapacke"))
+	w("| OS/arch | %s/%s |\n\n", runtime.GOOS, runtime.GOARCH)
+
+	w("## Commands\n\n```sh\n")
+	w("make bench            # go test -run '^$' -bench . -benchtime 300ms -count 6 ./... for the OpenBLAS build,\n")
+	w("                      # then CGO_ENABLED=0 go test -tags purego ... ; benchstat openblas=... purego=...\n")
+	w("make benchmarks-md    # bench/scripts/sweep.sh (below) if out/bench/sweep_*.json are missing, then this file\n")
+	w("./bin/glle-bench bench -sizes 10000,100000,200000,1000000,2000000 -methods lle -peers -json out/bench/sweep_lle.json\n")
+	w("./bin/glle-bench bench -sizes 200000,1000000 -methods em,direct -generations 1 -json out/bench/sweep_gen.json\n")
+	w("GLLE_BENCH_SIZES=100000,1000000 go test -run '^$' -bench 'Fit|Generate' ./bench   # large end-to-end benchmarks\n")
+	w("```\n\n")
+
+	// ---- targets
+	w("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
+	if r := findRun(sl, 1000000, "lle"); r != nil {
+		w("| LLE at n = 1M: <= 60 s and <= 6 GiB (issue 3) | %s s fit (%s s wall), %s peak RSS | %s |\n", sec(r.FitSeconds), sec(r.WallSeconds), gib(r.PeakRSSBytes),
+			met(r.FitSeconds <= 60 && r.PeakRSSBytes <= 6<<30))
+		w("| LLE at n = 1M, goal: <= 30 s and <= 4 GiB | %s s, %s | %s |\n", sec(r.FitSeconds), gib(r.PeakRSSBytes),
+			met(r.FitSeconds <= 30 && r.PeakRSSBytes <= 4<<30))
+	} else {
+		w("| LLE at n = 1M: <= 60 s and <= 6 GiB | no successful 1M run in sweep_lle.json | **not measured** |\n")
+	}
+	for _, n := range []int{200000, 1000000} {
+		for _, m := range []string{"em", "direct"} {
+			if r := findRun(sg, n, m); r != nil && r.Generations > 0 {
+				w("| %s at n = %d: one more generation <= 30%% of the fit | %s s vs fit %s s = %.0f%% | %s |\n", m, n, sec(r.GenSeconds), sec(r.FitSeconds), 100*r.GenRatio, met(r.GenRatio <= 0.3))
+			}
+		}
+	}
+	if r := findRun(sl, 200000, "lle"); r != nil {
+		var p *peer
+		for i := range sl.Peers {
+			if sl.Peers[i].N == 200000 && sl.Peers[i].Error == "" {
+				p = &sl.Peers[i]
+			}
+		}
+		if p != nil {
+			w("| LLE at n = 200k: >= 20x faster than scikit-learn (same run) | ours %s s, scikit-learn %s s: %.1fx | %s |\n", sec(p.OursSeconds), sec(p.Seconds), p.Seconds/p.OursSeconds, met(p.Seconds >= 20*p.OursSeconds))
+		} else {
+			w("| LLE at n = 200k: >= 20x faster than scikit-learn (same run) | ours %s s; scikit-learn not runnable here (%s). Against the *quoted* 37-40 s: %.1fx-%.1fx | **not measured** (quoted ratio only) |\n",
+				sec(r.FitSeconds), strings.TrimSuffix(sl.PeersNote, ": peers skipped"), 37/r.FitSeconds, 40/r.FitSeconds)
+		}
+	}
+	if v, _, ok := ob.get("BenchmarkPaperWorkflow/n=5000", "s/workflow"); ok {
+		w("| paper workflow at n = 5000 (LLE; EM + 30 gens; direct + 30 gens; 5-scale sweep of both): <= 2 s | %s s (OpenBLAS), authors' code ~900 s (quoted) | %s |\n", sec(v), met(v <= 2))
+	}
+	if v, _, ok := pg.get("BenchmarkPaperWorkflow/n=5000", "s/workflow"); ok {
+		w("| paper workflow at n = 5000, purego build | %s s | %s |\n", sec(v), met(v <= 2))
+	}
+	kern := []struct {
+		label, prefix string
+		target        float64
+	}{
+		{"LLE weights, k = 10, d = 3", "BenchmarkPointFit/method=lle/", 1e6},
+		{"EM fit per point (weights + fibre basis)", "BenchmarkPointFit/method=em/", 2.5e5},
+		{"direct fit per point (weights + residuals + factor)", "BenchmarkPointFit/method=direct/", 2.5e5},
+		{"EM draw", "BenchmarkDraw/method=em/", 2e6},
+		{"direct draw", "BenchmarkDraw/method=direct/", 2e6},
+	}
+	for _, k := range kern {
+		v, name, ok := ob.get(k.prefix, "points/s")
+		if !ok {
+			continue
+		}
+		allocs, _, _ := ob.get(k.prefix, "allocs/op")
+		pv, _, _ := pg.get(k.prefix, "points/s")
+		w("| %s: >= %s points/s per core, 0 allocs | %s/s (purego %s/s), %.0f allocs/op (`%s`) | %s |\n", k.label, si(k.target), si(v), si(pv), allocs, name, met(v >= k.target && allocs == 0))
+	}
+	// OpenBLAS vs purego on the factorization.
+	for _, pre := range []string{"BenchmarkFactor/n=100000/amd", "BenchmarkFactor/n=100000/nd"} {
+		o, _, ok1 := ob.get(pre, "sec/op")
+		if !ok1 {
+			o, _, ok1 = ob.get(pre, "ns/op")
+		}
+		p, _, ok2 := pg.get(pre, "ns/op")
+		if ok1 && ok2 {
+			w("| OpenBLAS >= 2x purego on factorization (`%s`) | purego / OpenBLAS = %.2fx | %s |\n", pre, p/o, met(p/o >= 2))
+		}
+	}
+	// Whole-suite geometric mean.
+	lg, cnt, worst, worstName := 0.0, 0, 0.0, ""
+	for _, n := range ob.order {
+		o, ok1 := ob.vals[n]["ns/op"]
+		p, ok2 := pg.vals[n]["ns/op"]
+		if !ok1 || !ok2 {
+			continue
+		}
+		r := median(p) / median(o)
+		lg += math.Log(r)
+		cnt++
+		if r > worst {
+			worst, worstName = r, n
+		}
+	}
+	if cnt > 0 {
+		g := math.Exp(lg / float64(cnt))
+		w("| purego within 3x of OpenBLAS overall | geometric mean purego/OpenBLAS time %.2fx over %d benchmarks (worst %.2fx, `%s`) | %s |\n", g, cnt, worst, worstName, met(g <= 3))
+	}
+	if r := findRun(sl, 1000000, "lle"); r != nil {
+		w("\nEnd-to-end figures are fit totals (sum of the engine's stage times) from the sweep below; the paper-workflow and\nper-point rows are medians of `make bench` (per core: one goroutine, points/s = 1e9 / ns/op).\n")
+	}
+
+	// ---- sweep
+	w("\n## End-to-end scaling (glle-bench bench)\n\n")
+	w("Swiss roll, k = 10, p = 2, all cores; each run a separate child process (peak RSS = its VmHWM).\n\n")
+	w("LLE sweep started %s, load average at start %s, at end %s:\n\n", sl.Started.Format(time.RFC3339), sl.LoadStart, sl.LoadEnd)
+	scalingTable(&b, sl.Runs)
+	if len(sl.Peers) > 0 {
+		w("\nscikit-learn LocallyLinearEmbedding(n_neighbors=10, n_components=2, eigen_solver='arpack') on the same data, same run:\n\n")
+		w("| n | scikit-learn s | peak RSS | ours s | ours / theirs | max principal-angle sine |\n|---:|---:|---:|---:|---:|---:|\n")
+		for _, p := range sl.Peers {
+			if p.Error != "" {
+				w("| %d | failed: %s | | | | |\n", p.N, p.Error)
+				continue
+			}
+			w("| %d | %s | %s | %s | %.3f | %.2g |\n", p.N, sec(p.Seconds), gib(p.PeakRSSBytes), sec(p.OursSeconds), p.Ratio, p.MaxSine)
+		}
+	} else if sl.PeersNote != "" {
+		w("\n%s.\n", sl.PeersNote)
+	}
+	w("\nGenerative sweep (one extra generation after the fit) started %s, load average at start %s, at end %s:\n\n", sg.Started.Format(time.RFC3339), sg.LoadStart, sg.LoadEnd)
+	scalingTable(&b, sg.Runs)
+
+	// ---- kernels
+	w("\n## Per-point kernels and components (medians of make bench)\n\n")
+	w("| benchmark | OpenBLAS ns/op | purego ns/op | points/s (OpenBLAS) | allocs/op | other metrics (OpenBLAS) |\n|---|---:|---:|---:|---:|---|\n")
+	for _, n := range ob.order {
+		m := ob.vals[n]
+		pv := "-"
+		if p, ok := pg.vals[n]["ns/op"]; ok {
+			pv = fmt.Sprintf("%.4g", median(p))
+		}
+		pts := "-"
+		if v, ok := m["points/s"]; ok {
+			pts = si(median(v))
+		}
+		al := "-"
+		if v, ok := m["allocs/op"]; ok {
+			al = fmt.Sprintf("%.0f", median(v))
+		}
+		var other []string
+		for _, u := range []string{"GFlop/s", "GFlop", "solves/op", "factorizations/op", "nnzL/row", "s/workflow", "generations/op", "normals/s"} {
+			if v, ok := m[u]; ok {
+				other = append(other, fmt.Sprintf("%.4g %s", median(v), u))
+			}
+		}
+		w("| `%s` | %.4g | %s | %s | %s | %s |\n", strings.TrimPrefix(n, "Benchmark"), median(m["ns/op"]), pv, pts, al, strings.Join(other, ", "))
+	}
+
+	w("\n## OpenBLAS vs purego (benchstat)\n\n")
+	w("`benchstat openblas=out/bench/openblas.txt purego=out/bench/purego.txt` (ratios > 0 %% mean the purego build is slower):\n\n")
+	w("```\n%s```\n", string(bstat))
+
+	w("\n## For context: quoted costs (not measured here)\n\n")
+	w("Quoted from ../shared/reference-notes.md (measured earlier on a 2-core machine like this one, not in these runs).\n\n")
+	b.WriteString(quotedSections(notes, "Authors' code: cost", "scikit-learn 1.2.1"))
+	return b.String(), nil
+}

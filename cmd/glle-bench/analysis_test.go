@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+	"glle/bench/dataio"
+)
+
+func readVec(t *testing.T, path string) []float64 {
+	t.Helper()
+	a, err := dataio.ReadNPYFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Shape) != 1 {
+		t.Fatalf("%s has shape %v, want a vector", path, a.Shape)
+	}
+	return a.Floats()
+}
+
+// TestEmbedAlignUncertaintyMetrics: -align writes generations in the base embedding's
+// orientation, -uncertainty writes what bench.Uncertainty computes (and its PNG with -plot),
+// -metrics fills the summary and the JSON report, and generate reproduces all of it.
+func TestEmbedAlignUncertaintyMetrics(t *testing.T) {
+	dir := t.TempDir()
+	const n, G = 400, 3
+	r := mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", fmt.Sprint(n), "-method", "em", "-generations", fmt.Sprint(G),
+		"-seed", "2", "-align", "-uncertainty", "-metrics", "-plot", "y.png", "-out", "y.npy", "-model", "m", "-json", "y.json")
+	for _, w := range []string{"metrics (k=10, trustworthiness/continuity exact)", "generation 2", "uncertainty over 3 aligned generations"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("summary lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	isPNG(t, filepath.Join(dir, "y_uncertainty.png"))
+	base := readM(t, filepath.Join(dir, "y.npy"))
+	var gens []*mat.Dense
+	for g := 0; g < G; g++ {
+		Y := readM(t, filepath.Join(dir, fmt.Sprintf("y_gen%03d.npy", g)))
+		// Aligned: the best further rotation onto the base is the identity.
+		if R := bench.FitAlignment(base, Y, false).R; !mat.EqualApprox(R, mat.NewDiagDense(2, []float64{1, 1}), 1e-9) {
+			t.Errorf("generation %d is not aligned: residual rotation %v", g, mat.Formatted(R))
+		}
+		gens = append(gens, Y)
+	}
+	wantMean, wantSpread := bench.Uncertainty(base, gens, true)
+	spread := readVec(t, filepath.Join(dir, "y_uncertainty.npy"))
+	mean := readM(t, filepath.Join(dir, "y_mean.npy"))
+	if len(spread) != n || !mat.EqualApprox(mean, wantMean, 1e-12) {
+		t.Fatalf("uncertainty files: %d values, mean matches %v", len(spread), mat.EqualApprox(mean, wantMean, 1e-12))
+	}
+	for i := range spread {
+		if math.Abs(spread[i]-wantSpread[i]) > 1e-12*math.Max(1, wantSpread[i]) || !(spread[i] > 0) {
+			t.Fatalf("point %d: spread %g, bench.Uncertainty %g", i, spread[i], wantSpread[i])
+		}
+	}
+	var rep struct {
+		Metrics *struct {
+			K           int  `json:"k"`
+			Exact       bool `json:"exact"`
+			Base        map[string]any
+			Generations []map[string]any
+		} `json:"metrics"`
+		Uncertainty *struct {
+			Generations int     `json:"generations"`
+			Median      float64 `json:"median"`
+		} `json:"uncertainty"`
+	}
+	if err := json.Unmarshal(mustRead(t, dir, "y.json"), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Metrics == nil || rep.Metrics.K != 10 || !rep.Metrics.Exact || len(rep.Metrics.Generations) != G || rep.Uncertainty == nil || rep.Uncertainty.Generations != G {
+		t.Fatalf("JSON report lacks metrics/uncertainty: %s", mustRead(t, dir, "y.json"))
+	}
+	for _, key := range []string{"trustworthiness", "continuity", "reconstruction_cost", "max_abs_spearman"} {
+		if _, ok := rep.Metrics.Base[key]; !ok {
+			t.Errorf("base metrics lack %s", key)
+		}
+	}
+	if _, ok := rep.Metrics.Generations[0]["procrustes_disparity"]; !ok {
+		t.Error("generation metrics lack the disparity")
+	}
+	if tr, _ := rep.Metrics.Base["trustworthiness"].(float64); !(tr > 0.5 && tr <= 1) {
+		t.Errorf("base trustworthiness %v", tr)
+	}
+
+	// generate reproduces the aligned generations and the uncertainty bit for bit.
+	r = mustRun(t, dir, "generate", "-model", "m", "-generations", fmt.Sprint(G), "-seed", "2", "-align", "-uncertainty", "-metrics", "-out", "re")
+	if !strings.Contains(r.stderr, "metrics") {
+		t.Errorf("generate -metrics printed no metrics:\n%s", r.stderr)
+	}
+	for g := 0; g < G; g++ {
+		sameFile(t, filepath.Join(dir, fmt.Sprintf("y_gen%03d.npy", g)), filepath.Join(dir, fmt.Sprintf("re_gen%03d.npy", g)))
+	}
+	sameFile(t, filepath.Join(dir, "y_uncertainty.npy"), filepath.Join(dir, "re_uncertainty.npy"))
+	sameFile(t, filepath.Join(dir, "y_mean.npy"), filepath.Join(dir, "re_mean.npy"))
+}
+
+// TestTransformCommand: transform of the training points reproduces the LLE embedding,
+// sampled transforms of new points have a positive spread and are deterministic per seed, and
+// the generations of the training points are the ones embed wrote.
+func TestTransformCommand(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "400", "-seed", "4", "-out", "x.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "lle", "-out", "lle.npy", "-model", "ml", "-q")
+	mustRun(t, dir, "transform", "-model", "ml", "-in", "x.npy", "-out", "tl.npy", "-q")
+	Y, base := readM(t, filepath.Join(dir, "tl.npy")), readM(t, filepath.Join(dir, "lle.npy"))
+	if s := bench.MaxPrincipalAngleSine(bench.Centered(Y), bench.Centered(base)); !(s <= 1e-6) {
+		t.Errorf("transform(X_train) of the LLE model: max principal-angle sine %g", s)
+	}
+	if !mat.Equal(Y, base) {
+		t.Error("transform(X_train) differs from the LLE embedding")
+	}
+
+	// New points: the first 50 training points moved slightly.
+	X := readM(t, filepath.Join(dir, "x.npy"))
+	Xn := mat.DenseCopyOf(X.Slice(0, 50, 0, 3))
+	Xn.Apply(func(i, j int, v float64) float64 { return v + 1e-3*math.Sin(float64(7*i+j)) }, Xn)
+	if err := dataio.WriteMatrix(filepath.Join(dir, "new.npy"), Xn); err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"em", "direct"} {
+		mustRun(t, dir, "embed", "-in", "x.npy", "-method", method, "-out", method+".npy", "-model", "m"+method, "-generations", "2", "-seed", "6", "-q")
+		// Training points: generation g equals the embed run's generation g.
+		mustRun(t, dir, "transform", "-model", "m"+method, "-in", "x.npy", "-out", "tx"+method+".npy", "-generations", "2", "-seed", "6", "-q")
+		for g := 0; g < 2; g++ {
+			if !mat.Equal(readM(t, filepath.Join(dir, fmt.Sprintf("tx%s_gen%03d.npy", method, g))), readM(t, filepath.Join(dir, fmt.Sprintf("%s_gen%03d.npy", method, g)))) {
+				t.Errorf("%s: transform(X_train) generation %d differs from the embed generation", method, g)
+			}
+		}
+		args := []string{"transform", "-model", "m" + method, "-in", "new.npy", "-generations", "4", "-seed", "3", "-uncertainty", "-align", "-q"}
+		mustRun(t, dir, append(args, "-out", "a"+method+".npy")...)
+		mustRun(t, dir, append(args, "-out", "b"+method+".npy", "-workers", "1")...)
+		for _, f := range []string{"%s.npy", "%s_gen000.npy", "%s_gen003.npy", "%s_uncertainty.npy", "%s_mean.npy"} {
+			sameFile(t, filepath.Join(dir, fmt.Sprintf(f, "a"+method)), filepath.Join(dir, fmt.Sprintf(f, "b"+method)))
+		}
+		spread := readVec(t, filepath.Join(dir, "a"+method+"_uncertainty.npy"))
+		for i, v := range spread {
+			if !(v > 0) {
+				t.Fatalf("%s: new point %d has spread %g", method, i, v)
+			}
+		}
+		mustRun(t, dir, "transform", "-model", "m"+method, "-in", "new.npy", "-generations", "1", "-seed", "4", "-out", "c"+method+".npy", "-q")
+		if bytes.Equal(mustRead(t, dir, "a"+method+"_gen000.npy"), mustRead(t, dir, "c"+method+"_gen000.npy")) {
+			t.Errorf("%s: seeds 3 and 4 gave the same transform", method)
+		}
+		// Near training points land near them.
+		Yn := readM(t, filepath.Join(dir, "a"+method+".npy"))
+		Yb := readM(t, filepath.Join(dir, method+".npy"))
+		var diff mat.Dense
+		diff.Sub(Yn, Yb.Slice(0, 50, 0, 2))
+		if rel := mat.Norm(&diff, 2) / mat.Norm(Yb.Slice(0, 50, 0, 2), 2); rel > 0.05 {
+			t.Errorf("%s: transformed new points moved %.3g (relative) from their training points", method, rel)
+		}
+	}
+
+	bad := func(name, want string, args ...string) badCase { return badCase{name, args, want} }
+	os.WriteFile(filepath.Join(dir, "two.csv"), []byte("1,2\n3,4\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "nan.csv"), []byte("1,2,3\nNaN,4,5\n"), 0o644)
+	for _, c := range []badCase{
+		bad("wrong columns", "2 columns", "transform", "-model", "mem", "-in", "two.csv", "-out", "z.npy"),
+		bad("missing model", "no such folder", "transform", "-model", "nomodel", "-in", "new.npy", "-out", "z.npy"),
+		bad("nan", "non-finite", "transform", "-model", "mem", "-in", "nan.csv", "-out", "z.npy"),
+		bad("lle generations", "no stochastic weights", "transform", "-model", "ml", "-in", "new.npy", "-out", "z.npy", "-generations", "2"),
+		bad("uncertainty without generations", "-uncertainty", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-uncertainty"),
+		bad("no in", "-in is required", "transform", "-model", "mem", "-out", "z.npy"),
+		bad("embed uncertainty one generation", "-uncertainty", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "1", "-uncertainty", "-out", "z.npy"),
+		bad("align-scale without align", "-align", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-align-scale", "-out", "z.npy"),
+		bad("figures bad fig", "-figs", "figures", "-out", "figs", "-figs", "7"),
+	} {
+		checkBad(t, dir, c)
+	}
+}
+
+// TestFiguresStudy: figures writes the covariance-scale study and the uncertainty maps.
+func TestFiguresStudy(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "figures", "-out", "figs", "-n", "300", "-figs", "5,6")
+	for _, f := range []string{fig5File, fig6File} {
+		isPNG(t, filepath.Join(dir, "figs", f))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "figs", fig3File)); err == nil {
+		t.Error("-figs 5,6 also wrote Fig. 3")
+	}
+	if !strings.Contains(r.stderr, "figs 5-6:") {
+		t.Errorf("figures summary: %s", r.stderr)
+	}
+}
+
+func TestTransformHelp(t *testing.T) {
+	dir := t.TempDir()
+	own := mustRun(t, dir, "transform", "-h").stdout
+	if all := mustRun(t, dir, "help").stdout; !strings.Contains(all, own) {
+		t.Error("the overview help lacks the transform help")
+	}
+	var c transformConfig
+	f := transformFlags(&c)
+	for _, s := range f.specs {
+		found := false
+		for _, line := range strings.Split(own, "\n") {
+			l := strings.TrimSpace(line)
+			if strings.HasPrefix(l, "-"+s.name+" ") && (strings.Contains(l, "(default ") || strings.Contains(l, "(required)")) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("transform help lacks -%s with its default", s.name)
+		}
+	}
+}

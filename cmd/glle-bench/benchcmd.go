@@ -1,0 +1,536 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+	"glle/bench/dataio"
+	"glle/engine"
+)
+
+// The bench command: the end-to-end scaling sweep. Every (size, method) runs in a child process
+// (this binary re-executed as 'embed -dataset swissroll -n N -method M -generations G -json R -q')
+// so its peak RSS is its own; the parent reads the child's JSON report and prints one markdown
+// table. With -peers it also runs scikit-learn's LocallyLinearEmbedding (arpack) on the same
+// data in a python3 child process, when scikit-learn is installed.
+
+const benchSynopsis = "glle-bench bench [-sizes 5000,50000,200000,1000000] [-methods lle,em,direct] [-peers] [-generations 1] [-json out.json]"
+
+type benchConfig struct {
+	sizes       []int
+	methods     []engine.Method
+	peers       bool
+	generations int
+	jsonPath    string
+	dataset     string
+	seed        uint64
+	workers     int
+	python      string
+	keep        string // folder for the children's outputs (default: a temporary folder)
+}
+
+type benchRaw struct{ sizes, methods string }
+
+func benchFlags(c *benchConfig, r *benchRaw) *flags {
+	f := newFlags("bench")
+	f.str(&r.sizes, "sizes", "5000,50000,200000,1000000", "N,N,...", "dataset sizes of the sweep")
+	f.str(&r.methods, "methods", "lle,em,direct", "M,M,...", "methods of the sweep (lle, em, direct, em-paper, direct-paper)")
+	f.boolean(&c.peers, "peers", "also run scikit-learn's LocallyLinearEmbedding (arpack) on the same data, if python3 has it")
+	f.int(&c.generations, "generations", 1, "generations drawn after each generative fit (timed separately)")
+	f.str(&c.jsonPath, "json", "", "OUT.json", "write every run's numbers as JSON")
+	f.str(&c.dataset, "dataset", "swissroll", "NAME", "dataset: "+strings.Join(bench.DatasetNames(), ", "))
+	f.u64(&c.seed, "seed", 1, "seed of the dataset and the generations")
+	f.int(&c.workers, "workers", 0, "worker goroutines of each run (0: all CPUs)")
+	f.str(&c.python, "python", "python3", "CMD", "python interpreter of -peers")
+	f.str(&c.keep, "keep", "", "DIR", "keep the runs' embeddings and reports in DIR (default: a temporary folder, removed)")
+	return f
+}
+
+func parseBench(args []string) (benchConfig, error) {
+	var c benchConfig
+	var r benchRaw
+	f := benchFlags(&c, &r)
+	if _, err := f.parse("bench", args); err != nil {
+		return c, err
+	}
+	for _, s := range strings.Split(r.sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 20 {
+			return c, badInput("give a comma list of sizes >= 20, e.g. -sizes 5000,50000", "-sizes %q", clip(r.sizes))
+		}
+		c.sizes = append(c.sizes, n)
+	}
+	for _, s := range strings.Split(r.methods, ",") {
+		m, err := engine.ParseMethod(strings.TrimSpace(s))
+		if err != nil {
+			return c, badInput("use lle, em, direct, em-paper or direct-paper", "-methods: %v", err)
+		}
+		c.methods = append(c.methods, m)
+	}
+	switch {
+	case c.generations < 0:
+		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
+	case c.workers < 0:
+		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	}
+	if err := checkDataset(c.dataset); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// benchRun is one (size, method) run of the sweep.
+type benchRun struct {
+	N            int                `json:"n"`
+	Method       string             `json:"method"`
+	Backend      string             `json:"backend"`
+	Workers      int                `json:"workers"`
+	Stages       []engine.StageTime `json:"stages"` // fit stages
+	FitSeconds   float64            `json:"fit_seconds"`
+	WallSeconds  float64            `json:"wall_seconds"` // the child process, data generation and writes included
+	Generations  int                `json:"generations"`
+	GenSeconds   float64            `json:"generation_seconds,omitempty"` // mean per generation
+	GenRatio     float64            `json:"generation_to_fit,omitempty"`
+	PeakRSSBytes int64              `json:"peak_rss_bytes"`
+	NNZLPerRow   float64            `json:"nnz_l_per_row"`
+	Solves       int                `json:"solves"`
+	GenSolves    float64            `json:"generation_solves,omitempty"` // mean per generation
+	Error        string             `json:"error,omitempty"`
+}
+
+// peerRun is one scikit-learn run.
+type peerRun struct {
+	N            int     `json:"n"`
+	Seconds      float64 `json:"seconds"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	OursSeconds  float64 `json:"ours_seconds,omitempty"` // our LLE fit on the same data
+	Ratio        float64 `json:"ours_over_theirs,omitempty"`
+	MaxSine      float64 `json:"max_principal_angle_sine"`
+	Error        string  `json:"error,omitempty"`
+}
+
+// benchReport is what -json writes.
+type benchReport struct {
+	Command   string     `json:"command"`
+	Dataset   string     `json:"dataset"`
+	Seed      uint64     `json:"seed"`
+	GoVersion string     `json:"go_version"`
+	CPUs      int        `json:"cpus"`
+	LoadStart string     `json:"loadavg_start"`
+	LoadEnd   string     `json:"loadavg_end"`
+	Started   time.Time  `json:"started"`
+	Runs      []benchRun `json:"runs"`
+	Peers     []peerRun  `json:"peers,omitempty"`
+	PeersNote string     `json:"peers_note,omitempty"`
+}
+
+// runBenchCommand is the entry point of 'glle-bench bench' (dispatched from run).
+func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parseBench(args)
+	if errors.Is(err, errHelp) {
+		var r benchRaw
+		benchFlags(&benchConfig{}, &r).usage(stdout, benchSynopsis,
+			"Runs the end-to-end scaling sweep, each (size, method) in a child process ('embed -dataset ... -q')\n"+
+				"so peak RSS is per run, and prints a markdown table: per-stage seconds, fit total, generation time\n"+
+				"and its ratio to the fit, peak RSS, nnz(L)/row and linear solves. -peers adds scikit-learn.")
+		return exitOK
+	}
+	if err == nil {
+		err = runBench(ctx, env{stdout: stdout, stderr: stderr}, c)
+	}
+	if err != nil {
+		return fail(stderr, ctx, err)
+	}
+	return exitOK
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func runBench(ctx context.Context, e env, c benchConfig) error {
+	if c.jsonPath != "" {
+		if err := checkWritable("json", c.jsonPath); err != nil {
+			return err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find this binary to re-execute it: %w", err)
+	}
+	dir := c.keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "glle-bench-sweep"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badInput("choose a writable folder", "-keep %q cannot be created (%v)", clip(dir), unwrapPath(err))
+	}
+	rep := benchReport{Command: "bench", Dataset: c.dataset, Seed: c.seed, GoVersion: runtime.Version(),
+		CPUs: runtime.NumCPU(), LoadStart: loadAvg(), Started: time.Now().UTC()}
+	fmt.Fprintf(e.stdout, "glle-bench bench: dataset %s, seed %d, %d CPUs, %s, load average at start %s\n\n",
+		c.dataset, c.seed, rep.CPUs, rep.GoVersion, rep.LoadStart)
+
+	for _, n := range c.sizes {
+		for _, m := range c.methods {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r := benchChild(ctx, self, dir, c, n, m)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if r.Error != "" {
+				fmt.Fprintf(e.stderr, "glle-bench bench: n=%d %s: %s\n", n, m, r.Error)
+			}
+			rep.Runs = append(rep.Runs, r)
+		}
+	}
+	writeBenchTable(e.stdout, rep.Runs)
+
+	if c.peers {
+		if ok, why := havePeer(ctx, c.python); !ok {
+			rep.PeersNote = "scikit-learn not available (" + why + "): peers skipped"
+			fmt.Fprintf(e.stdout, "\n%s\n", rep.PeersNote)
+		} else {
+			for _, n := range c.sizes {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				p := runPeer(ctx, self, dir, c, n, rep.Runs)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if p.Error != "" {
+					fmt.Fprintf(e.stderr, "glle-bench bench: scikit-learn n=%d: %s\n", n, p.Error)
+				}
+				rep.Peers = append(rep.Peers, p)
+			}
+			writePeerTable(e.stdout, rep.Peers)
+		}
+	}
+	rep.LoadEnd = loadAvg()
+	fmt.Fprintf(e.stdout, "\nload average at end %s\n", rep.LoadEnd)
+	if c.jsonPath != "" {
+		data, err := json.MarshalIndent(&rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		data = append(data, '\n')
+		if err := dataio.AtomicWrite(c.jsonPath, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			return writeError("json", c.jsonPath, err)
+		}
+	}
+	for _, r := range rep.Runs {
+		if r.Error != "" {
+			return fmt.Errorf("%d of the sweep's runs failed (see above)", countFailed(rep.Runs))
+		}
+	}
+	return nil
+}
+
+func countFailed(rs []benchRun) int {
+	c := 0
+	for _, r := range rs {
+		if r.Error != "" {
+			c++
+		}
+	}
+	return c
+}
+
+// embedFile is the base embedding file of run (n, method) in dir.
+func embedFile(dir string, n int, m engine.Method) string {
+	return filepath.Join(dir, fmt.Sprintf("Y_%s_%d.npy", m, n))
+}
+
+// benchChild runs one fit (and its generations) in a child process and reads its report.
+func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method) benchRun {
+	r := benchRun{N: n, Method: m.String()}
+	gens := c.generations
+	if !m.Generative() {
+		gens = 0
+	}
+	jsonPath := filepath.Join(dir, fmt.Sprintf("report_%s_%d.json", m, n))
+	args := []string{"embed", "-dataset", c.dataset, "-n", strconv.Itoa(n), "-method", m.String(),
+		"-generations", strconv.Itoa(gens), "-seed", strconv.FormatUint(c.seed, 10),
+		"-workers", strconv.Itoa(c.workers), "-out", embedFile(dir, n, m), "-json", jsonPath, "-q"}
+	cmd := exec.CommandContext(ctx, self, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	r.WallSeconds = time.Since(t0).Seconds()
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.PeakRSSBytes = ru.Maxrss * 1024 // Linux: kilobytes
+		}
+	}
+	if err != nil {
+		r.Error = fmt.Sprintf("%v: %s", err, oneLine(stderr.String()))
+		return r
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	var s summary
+	if err := json.Unmarshal(data, &s); err != nil || s.Fit == nil {
+		r.Error = fmt.Sprintf("unreadable report %s: %v", jsonPath, err)
+		return r
+	}
+	r.Backend, r.Workers, r.Stages = s.Backend, s.Workers, s.Fit.Stages
+	for _, st := range s.Fit.Stages {
+		r.FitSeconds += st.Seconds
+	}
+	if s.PeakRSSBytes > 0 {
+		r.PeakRSSBytes = s.PeakRSSBytes
+	}
+	r.WallSeconds = s.WallSeconds
+	r.NNZLPerRow = float64(s.Fit.Eigen.NNZL) / float64(s.N)
+	r.Solves = s.Fit.Eigen.OpApplies
+	r.Generations = len(s.Generations)
+	if r.Generations > 0 {
+		for _, g := range s.Generations {
+			r.GenSeconds += g.Seconds
+			r.GenSolves += float64(g.Eigen.OpApplies)
+		}
+		r.GenSeconds /= float64(r.Generations)
+		r.GenSolves /= float64(r.Generations)
+		if r.FitSeconds > 0 {
+			r.GenRatio = r.GenSeconds / r.FitSeconds
+		}
+	}
+	return r
+}
+
+// benchStageColumns are the table's stage columns (engine stage names) and headers.
+var benchStageColumns = []struct{ name, head string }{
+	{"knn", "kNN"}, {"weights", "weights"}, {"em", "EM"}, {"assemble", "M assembly"},
+	{"analyze", "ordering+symbolic"}, {"factor", "factor"}, {"eigensolve", "eigensolve"}, {"direct", "direct factors"},
+}
+
+func fmtSec(s float64) string {
+	switch {
+	case s >= 10:
+		return fmt.Sprintf("%.1f", s)
+	case s >= 0.1:
+		return fmt.Sprintf("%.2f", s)
+	}
+	return fmt.Sprintf("%.3f", s)
+}
+
+func fmtBytes(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+// writeBenchTable prints the sweep as a markdown table (seconds unless stated).
+func writeBenchTable(w io.Writer, runs []benchRun) {
+	var b strings.Builder
+	b.WriteString("| n | method | backend |")
+	for _, c := range benchStageColumns {
+		b.WriteString(" " + c.head + " |")
+	}
+	b.WriteString(" fit total | generation | gen/fit | peak RSS | nnz(L)/row | solves (fit / gen) |\n|---|---|---|")
+	for range benchStageColumns {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range runs {
+		fmt.Fprintf(&b, "| %d | %s | %s |", r.N, r.Method, orDash(r.Backend))
+		if r.Error != "" {
+			for range benchStageColumns {
+				b.WriteString(" |")
+			}
+			fmt.Fprintf(&b, " failed: %s | | | | | |\n", strings.ReplaceAll(clip(r.Error), "|", "/"))
+			continue
+		}
+		for _, c := range benchStageColumns {
+			v, ok := 0.0, false
+			for _, st := range r.Stages {
+				if st.Name == c.name {
+					v, ok = v+st.Seconds, true
+				}
+			}
+			if ok {
+				b.WriteString(" " + fmtSec(v) + " |")
+			} else {
+				b.WriteString(" - |")
+			}
+		}
+		fmt.Fprintf(&b, " %s |", fmtSec(r.FitSeconds))
+		if r.Generations > 0 {
+			fmt.Fprintf(&b, " %s | %.0f%% |", fmtSec(r.GenSeconds), 100*r.GenRatio)
+		} else {
+			b.WriteString(" - | - |")
+		}
+		fmt.Fprintf(&b, " %s | %.0f | %d", fmtBytes(r.PeakRSSBytes), r.NNZLPerRow, r.Solves)
+		if r.Generations > 0 {
+			fmt.Fprintf(&b, " / %.0f", r.GenSolves)
+		}
+		b.WriteString(" |\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writePeerTable(w io.Writer, ps []peerRun) {
+	var b strings.Builder
+	b.WriteString("\nscikit-learn LocallyLinearEmbedding(n_neighbors=10, n_components=2, eigen_solver='arpack'), same data:\n\n")
+	b.WriteString("| n | scikit-learn s | peak RSS | ours (lle fit) s | ours / theirs | max principal-angle sine |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range ps {
+		if p.Error != "" {
+			fmt.Fprintf(&b, "| %d | failed: %s | | | | |\n", p.N, strings.ReplaceAll(clip(p.Error), "|", "/"))
+			continue
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.3f | %.2g |\n", p.N, fmtSec(p.Seconds), fmtBytes(p.PeakRSSBytes),
+			fmtSec(p.OursSeconds), p.Ratio, p.MaxSine)
+	}
+	io.WriteString(w, b.String())
+}
+
+// havePeer reports whether python can import scikit-learn.
+func havePeer(ctx context.Context, python string) (bool, string) {
+	out, err := exec.CommandContext(ctx, python, "-c", "import sklearn").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return false, fmt.Sprintf("%s -c \"import sklearn\": %s", python, oneLine(msg))
+	}
+	return true, ""
+}
+
+// peerScript fits scikit-learn's LLE to argv[1] (.npy), writes the embedding to argv[2] and
+// prints {"seconds": ..., "peak_rss_bytes": ...}.
+const peerScript = `import json, resource, sys, time
+import numpy as np
+from sklearn.manifold import LocallyLinearEmbedding
+X = np.load(sys.argv[1])
+t0 = time.perf_counter()
+Y = LocallyLinearEmbedding(n_neighbors=10, n_components=2, eigen_solver="arpack").fit_transform(X)
+sec = time.perf_counter() - t0
+np.save(sys.argv[2], Y)
+print(json.dumps({"seconds": sec, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+`
+
+// runPeer runs scikit-learn on the sweep's data of size n and compares with our LLE run of the
+// same size (from runs, or a fresh child run when the sweep had no lle method).
+func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs []benchRun) peerRun {
+	p := peerRun{N: n}
+	X, _, err := makeDataset(c.dataset, n, c.seed)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	xPath := filepath.Join(dir, fmt.Sprintf("X_%d.npy", n))
+	yPath := filepath.Join(dir, fmt.Sprintf("Y_sklearn_%d.npy", n))
+	if err := dataio.WriteMatrix(xPath, X); err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	X = nil
+	cmd := exec.CommandContext(ctx, c.python, "-c", peerScript, xPath, yPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		p.Error = fmt.Sprintf("%v: %s", err, oneLine(lastLines(stderr.String(), 3)))
+		return p
+	}
+	var res struct {
+		Seconds      float64 `json:"seconds"`
+		PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
+		p.Error = fmt.Sprintf("unreadable output %q", clip(string(out)))
+		return p
+	}
+	p.Seconds, p.PeakRSSBytes = res.Seconds, res.PeakRSSBytes
+	var ours *benchRun
+	for i := range runs {
+		if runs[i].N == n && runs[i].Method == engine.LLE.String() && runs[i].Error == "" {
+			ours = &runs[i]
+		}
+	}
+	if ours == nil {
+		c1 := c
+		c1.generations = 0
+		r := benchChild(ctx, self, dir, c1, n, engine.LLE)
+		if r.Error != "" {
+			p.Error = "our lle run: " + r.Error
+			return p
+		}
+		ours = &r
+	}
+	p.OursSeconds = ours.FitSeconds
+	if p.Seconds > 0 {
+		p.Ratio = p.OursSeconds / p.Seconds
+	}
+	Ya, err := dataio.ReadMatrix(embedFile(dir, n, engine.LLE))
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	Yb, err := dataio.ReadMatrix(yPath)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	p.MaxSine = subspaceSine(Ya, Yb)
+	return p
+}
+
+// subspaceSine is the largest principal-angle sine between the centred embeddings.
+func subspaceSine(A, B *mat.Dense) float64 {
+	return bench.MaxPrincipalAngleSine(bench.Centered(A), bench.Centered(B))
+}
+
+func lastLines(s string, k int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > k {
+		lines = lines[len(lines)-k:]
+	}
+	return strings.Join(lines, "\n")
+}

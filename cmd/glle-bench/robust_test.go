@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+	"glle/engine"
+)
+
+// TestDeterminismWorkers: for a fixed seed, every method writes bit-identical embeddings and
+// generations for -workers 1, 2, 3 and 7 and across repeated runs, and generate from a saved
+// model gives the same files for every worker count.
+func TestDeterminismWorkers(t *testing.T) {
+	dir := t.TempDir()
+	for _, method := range []string{"lle", "em", "direct", "em-paper", "direct-paper"} {
+		t.Run(method, func(t *testing.T) {
+			gen := method != "lle"
+			var ref []string
+			for run, w := range []int{1, 2, 3, 7, 3} { // the last run repeats workers 3
+				stem := fmt.Sprintf("%s_w%d_r%d", method, w, run)
+				args := []string{"embed", "-dataset", "scurve", "-n", "400", "-method", method, "-seed", "5",
+					"-workers", fmt.Sprint(w), "-out", stem + ".npy", "-q"}
+				if method == "direct-paper" {
+					args = append(args, "-direct-ridge", "1e-6")
+				}
+				files := []string{stem + ".npy"}
+				if gen {
+					args = append(args, "-generations", "2", "-cov-scale", "0.5")
+					files = append(files, stem+"_gen000.npy", stem+"_gen001.npy")
+					if run == 0 {
+						args = append(args, "-model", "m_"+method)
+					}
+				}
+				mustRun(t, dir, args...)
+				if ref == nil {
+					ref = files
+					continue
+				}
+				for i := range files {
+					sameFile(t, filepath.Join(dir, ref[i]), filepath.Join(dir, files[i]))
+				}
+			}
+			if !gen {
+				return
+			}
+			for _, w := range []int{1, 2, 3, 7} {
+				prefix := fmt.Sprintf("re_%s_w%d", method, w)
+				mustRun(t, dir, "generate", "-model", "m_"+method, "-generations", "2", "-cov-scale", "0.5", "-seed", "5",
+					"-workers", fmt.Sprint(w), "-out", prefix, "-q")
+				for g := 0; g < 2; g++ {
+					sameFile(t, filepath.Join(dir, ref[1+g]), filepath.Join(dir, fmt.Sprintf("%s_gen%03d.npy", prefix, g)))
+				}
+			}
+		})
+	}
+}
+
+// TestMemoryEstimate compares the fit's memory estimate (refined from the symbolic analysis)
+// with the binary's measured peak RSS (VmHWM), both from the -json report: within 30 %.
+func TestMemoryEstimate(t *testing.T) {
+	sizes := []int{50000, 200000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	dir := t.TempDir()
+	for _, n := range sizes {
+		rep := filepath.Join(dir, fmt.Sprintf("r%d.json", n))
+		mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", fmt.Sprint(n), "-method", "lle", "-out", "y.npy", "-json", rep, "-q")
+		raw, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			PeakRSS int64 `json:"peak_rss_bytes"`
+			Fit     struct {
+				Memory *engine.MemoryEstimate `json:"memory"`
+			} `json:"fit"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Fit.Memory == nil || r.PeakRSS == 0 {
+			t.Fatalf("n=%d: report lacks the memory estimate or the peak RSS", n)
+		}
+		est := r.Fit.Memory
+		ratio := float64(est.Peak) / float64(r.PeakRSS)
+		t.Logf("n=%d: estimate %s (refined %v), measured peak RSS %s, ratio %.3f", n, engine.FormatBytes(est.Peak), est.Refined,
+			engine.FormatBytes(r.PeakRSS), ratio)
+		if !est.Refined {
+			t.Errorf("n=%d: the reported estimate was not refined from the symbolic analysis", n)
+		}
+		if ratio < 0.7 || ratio > 1.3 {
+			t.Errorf("n=%d: estimate %d bytes vs measured %d: ratio %.3f outside [0.7, 1.3]", n, est.Peak, r.PeakRSS, ratio)
+		}
+	}
+}
+
+// TestMaxMem: -max-mem below the estimate refuses the fit with exit 2 before any output;
+// sizes parse with suffixes; bad sizes are bad input.
+func TestMaxMem(t *testing.T) {
+	dir := t.TempDir()
+	r := runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "20000", "-out", "y.npy", "-max-mem", "20M")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "memory limit of 20.0 MiB") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("-max-mem 20M: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if files := listTree(t, dir); len(files) != 0 {
+		t.Errorf("refused run left %v", files)
+	}
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "2000", "-out", "y.npy", "-max-mem", "6G", "-q")
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "2000", "-out", "y.npy", "-max-mem", "0", "-q")
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "2000", "-out", "y.npy", "-max-mem", "500000000", "-q")
+	r = runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "2000", "-out", "z.npy", "-max-mem", "lots")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "-max-mem") {
+		t.Errorf("-max-mem lots: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestDegenerateInputs: duplicated rows beyond k, extreme scales and a data file with a
+// constant column, through the binary.
+func TestDegenerateInputs(t *testing.T) {
+	dir := t.TempDir()
+	X, _ := bench.SwissRoll(300, 1)
+	// 12 copies of row 0 with k = 10: a zero Gram matrix.
+	dup := mat.NewDense(311, 3, nil)
+	dup.Slice(0, 300, 0, 3).(*mat.Dense).Copy(X)
+	for i := 300; i < 311; i++ {
+		dup.SetRow(i, X.RawRowView(0))
+	}
+	writeCSV(t, filepath.Join(dir, "dup.csv"), dup)
+	r := runBin(t, dir, "embed", "-in", "dup.csv", "-out", "y.npy")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "Gram matrix is zero") || !strings.Contains(r.stderr, "duplicate") {
+		t.Errorf("12 identical rows: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// Huge coordinates: the same embedding as the data itself (power-of-two rescaling).
+	big := mat.DenseCopyOf(X)
+	big.Scale(1e150, big)
+	writeCSV(t, filepath.Join(dir, "x.csv"), X)
+	writeCSV(t, filepath.Join(dir, "big.csv"), big)
+	mustRun(t, dir, "embed", "-in", "x.csv", "-method", "em", "-out", "yx.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "big.csv", "-method", "em", "-out", "ybig.npy", "-q")
+	a, b := readM(t, filepath.Join(dir, "yx.npy")), readM(t, filepath.Join(dir, "ybig.npy"))
+	if !mat.EqualApprox(a, b, 1e-6) {
+		t.Errorf("x 1e150 changed the embedding")
+	}
+	// The paper modes work on raw coordinates: 1e160 is refused with one line.
+	huge := mat.DenseCopyOf(X)
+	huge.Scale(1e160, huge)
+	writeCSV(t, filepath.Join(dir, "huge.csv"), huge)
+	r = runBin(t, dir, "embed", "-in", "huge.csv", "-method", "em-paper", "-out", "yp.npy")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "too large") {
+		t.Errorf("em-paper at 1e160: exit %d, stderr %q", r.code, r.stderr)
+	}
+	mustRun(t, dir, "embed", "-in", "huge.csv", "-method", "em", "-out", "yhuge.npy", "-q")
+	if c := readM(t, filepath.Join(dir, "yhuge.npy")); !mat.EqualApprox(a, c, 1e-6) {
+		t.Errorf("x 1e160 changed the embedding")
+	}
+}
+
+func writeCSV(t *testing.T, path string, X *mat.Dense) {
+	t.Helper()
+	var b bytes.Buffer
+	n, d := X.Dims()
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%.17g", X.At(i, j))
+		}
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fuzzModelTemplate returns the files of a small saved EM model.
+func fuzzModelTemplate(f *testing.F) map[string][]byte {
+	f.Helper()
+	X, _ := bench.SwissRoll(40, 2)
+	s := engine.Settings{Method: engine.EM, K: 5, Workers: 1}
+	m, err := engine.Fit(context.Background(), X, s)
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := f.TempDir()
+	var out outputs
+	if err := saveModel(context.Background(), dir, m, s, 1, &out); err != nil {
+		f.Fatal(err)
+	}
+	files := map[string][]byte{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
+// FuzzLoadModel writes a fuzzed model.json (and optionally a fuzzed replacement of one .npy
+// file) beside the files of a valid small model and loads it: loadModel must never panic and
+// fail only with a one-line bad-input error; a model it accepts must restore or fail with an
+// engine error, never panic.
+func FuzzLoadModel(f *testing.F) {
+	tmpl := fuzzModelTemplate(f)
+	meta := tmpl[metaFile]
+	f.Add(meta, uint8(0), []byte(nil))
+	f.Add([]byte(`{"format_version":1,"method":"direct","k":5,"dim":2,"n":40,"d":3,"reg":0.001,"reg_mode":"trace","scaling":"unit"}`), uint8(0), []byte(nil))
+	f.Add([]byte(`{"format_version":1,"method":"em","k":-1,"dim":2,"n":40,"d":3}`), uint8(0), []byte(nil))
+	f.Add([]byte(`{"format_version":2}`), uint8(0), []byte(nil))
+	f.Add([]byte(`{"format_version":1,"method":"em","k":5,"dim":2,"n":1e400}`), uint8(0), []byte(nil))
+	f.Add(meta, uint8(1), tmpl[neighborsFile][:len(tmpl[neighborsFile])/2])
+	f.Add(meta, uint8(2), []byte("\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (40, 5), }"))
+	names := []string{neighborsFile, weightsFile, sigmaFile, embeddingFile, dataFile}
+	f.Fuzz(func(t *testing.T, js []byte, which uint8, npy []byte) {
+		dir := t.TempDir()
+		for name, b := range tmpl {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, metaFile), js, 0o644)
+		if which > 0 {
+			os.WriteFile(filepath.Join(dir, names[int(which-1)%len(names)]), npy, 0o644)
+		}
+		sv, meta, err := loadModel(dir)
+		if err != nil {
+			var ie *inputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("loadModel error is not a bad-input error: %T %v", err, err)
+			}
+			if msg := oneLine(err.Error()); msg == "" || msg != err.Error() {
+				t.Fatalf("loadModel error is not one line: %q", err.Error())
+			}
+			return
+		}
+		sol, err := parseSolver(meta.Solver)
+		if err != nil {
+			sol = engine.SolverAuto
+		}
+		if n, _ := sv.X.Dims(); n > 2000 {
+			return // accepted but too large to restore quickly
+		}
+		m, err := engine.Restore(context.Background(), sv, 1, sol)
+		if err != nil {
+			return
+		}
+		if m.N != meta.N || m.K != meta.K {
+			t.Fatalf("restored n=%d k=%d, model.json says n=%d k=%d", m.N, m.K, meta.N, meta.K)
+		}
+	})
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+	"glle/bench/dataio"
+	"glle/engine"
+)
+
+// ---------------------------------------------------------------------------------------
+// transform: out-of-sample points
+
+type transformConfig struct {
+	model       string
+	in          string
+	out         string
+	generations int
+	seed        uint64
+	covScale    float64
+	baseOnly    bool
+	workers     int
+	jsonPath    string
+	quiet       bool
+	analysis    analysisOpts // -align, -align-scale, -uncertainty
+}
+
+const transformSynopsis = "glle-bench transform -model DIR -in NEW.npy -out Y.npy [-generations G] [-seed S] [-cov-scale A] [-uncertainty]"
+
+const transformAbout = `Embeds new points with a model saved by 'glle-bench embed -model DIR' (any method, lle too): -out
+gets the LLE transform (LLE weights on the k nearest training points, the base embedding of the
+training points; a new point equal to a training point gets that point's embedding). For GLLE
+models, G generations (flag -generations) are also written as Y_gen000 ... : generation g draws
+every new point's weights from the model's weight family (seed S, scale A; new row i uses the
+stream of point n + i) and combines generation g's embedding of the training points, which is
+regenerated with the same seed and scale, so it equals the file embed or generate wrote with
+that seed and scale (flag -base-only uses the base embedding instead: faster, and the spread
+then reflects the new points' weights only). The uncertainty files STEM_uncertainty.npy and
+STEM_mean.npy hold the new points' spread and mean, every generation mapped onto the base frame
+by the Procrustes alignment of its training embedding.`
+
+func transformFlags(c *transformConfig) *flags {
+	f := newFlags("transform")
+	f.str(&c.model, "model", "", "DIR", "model directory written by 'glle-bench embed -model DIR' (required)")
+	f.str(&c.in, "in", "", "NEW.npy", "new points, one per row, with the training data's columns (required)")
+	f.str(&c.out, "out", "", "Y.npy", "embedding of the new points by the LLE weights, m x p (.npy or .csv) (required)")
+	f.int(&c.generations, "generations", 0, "also write G sampled embeddings Y_gen000 ... (em, direct, em-paper, direct-paper models)")
+	f.u64(&c.seed, "seed", 1, "seed of the draws (the embed run's seed gives its generations' training embeddings)")
+	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the draws")
+	f.boolean(&c.baseOnly, "base-only", "combine the base embedding of the training points in every generation instead of regenerating the generation's embedding")
+	c.analysis.register(f, false)
+	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
+	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
+	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	return f
+}
+
+func parseTransform(args []string) (transformConfig, error) {
+	var c transformConfig
+	f := transformFlags(&c)
+	if _, err := f.parse("transform", args); err != nil {
+		return c, err
+	}
+	switch {
+	case c.model == "":
+		return c, badInput("add -model DIR (written by 'glle-bench embed -model DIR')", "-model is required")
+	case c.in == "":
+		return c, badInput("add -in NEW.npy", "-in is required")
+	case c.out == "":
+		return c, badInput("add -out Y.npy", "-out is required")
+	case c.generations < 0:
+		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
+	case !(c.covScale >= 0) || !finite(c.covScale):
+		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
+	case c.workers < 0:
+		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	case c.baseOnly && c.generations == 0:
+		return c, badInput("add -generations G", "-base-only applies to the generations")
+	case c.analysis.align && c.generations == 0:
+		return c, badInput("add -generations G", "-align applies to the generations")
+	}
+	if err := c.analysis.check(c.generations); err != nil {
+		return c, err
+	}
+	for _, p := range []struct{ flag, path string }{{"in", c.in}, {"out", c.out}} {
+		if err := checkMatrixExt(p.flag, p.path); err != nil {
+			return c, err
+		}
+	}
+	outs := []string{c.out}
+	for g := 0; g < c.generations && g < 2; g++ {
+		outs = append(outs, genPath(c.out, g))
+	}
+	outs = append(outs, c.analysis.outputs(c.out, false)...)
+	if c.jsonPath != "" {
+		outs = append(outs, c.jsonPath)
+	}
+	if err := distinct(outs); err != nil {
+		return c, err
+	}
+	for _, p := range outs {
+		if samePath(p, c.in) {
+			return c, badInput("choose another output name", "output %q would overwrite the input", clip(p))
+		}
+	}
+	return c, nil
+}
+
+func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
+	start := time.Now()
+	var out outputs
+	defer func() {
+		if err != nil {
+			out.cleanup()
+		}
+	}()
+	for _, o := range []struct{ flag, path string }{{"out", c.out}, {"json", c.jsonPath}} {
+		if o.path != "" {
+			if err := checkWritable(o.flag, o.path); err != nil {
+				return err
+			}
+		}
+	}
+	sv, meta, err := loadModelFor(c.model, false)
+	if err != nil {
+		return err
+	}
+	if c.generations > 0 && !sv.Method.Generative() {
+		return badInput("fit with -method em, direct, em-paper or direct-paper", "-generations: model %q uses lle, which has no stochastic weights to sample", clip(c.model))
+	}
+	Xnew, err := readData("in", c.in)
+	if err != nil {
+		return err
+	}
+	q, d := Xnew.Dims()
+	if d != meta.D {
+		return badInput("pass points with the training data's columns", "-in %q has %d columns but model %q was fitted on d = %d", clip(c.in), d, clip(c.model), meta.D)
+	}
+	sol, err := parseSolver(meta.Solver)
+	if err != nil {
+		return badInput(resave, "model %q: %v", clip(c.model), err)
+	}
+	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	defer prog.close()
+	prog.update("restore", 0, 0, false)
+	t0 := time.Now()
+	m, err := engine.Restore(ctx, sv, c.workers, sol)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return badInput(resave, "model %q is incompatible (%v)", clip(c.model), oneLine(err.Error()))
+	}
+	prog.update("restore", 0, 0, true)
+	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, D: d, K: m.K, P: m.Dim,
+		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
+		Stages: []engine.StageTime{{Name: "restore", Seconds: time.Since(t0).Seconds()}}}
+
+	t0 = time.Now()
+	prog.update("transform", 0, 0, false)
+	Y, err := m.Transform(ctx, Xnew)
+	if err != nil {
+		return err
+	}
+	if err := dataio.WriteMatrix(c.out, Y); err != nil {
+		return writeError("out", c.out, err)
+	}
+	out.add(c.out)
+	prog.update("transform", 0, 0, true)
+	sum.Stages = append(sum.Stages, engine.StageTime{Name: "transform", Seconds: time.Since(t0).Seconds()})
+
+	var acc *spreadAcc
+	if c.analysis.uncertainty {
+		acc = newSpreadAcc(q, m.Dim)
+	}
+	for g := 0; g < c.generations; g++ {
+		prog.update("generate", g, c.generations, false)
+		t0 := time.Now()
+		var Ytr *mat.Dense // nil: the base embedding
+		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale}
+		if !c.baseOnly {
+			var rep *engine.Report
+			if Ytr, rep, err = m.Generate(ctx, c.seed, g, c.covScale); err != nil {
+				return err
+			}
+			gr.Stages, gr.Eigen = rep.Stages, rep.Eigen
+			if sum.Backend == "" {
+				sum.Backend = rep.Backend
+			}
+		}
+		Yg, err := m.TransformSampleOnto(ctx, Xnew, Ytr, c.seed, g, c.covScale)
+		if err != nil {
+			return err
+		}
+		// Generation g's frame is mapped onto the base frame by the alignment of its training
+		// embedding; with -base-only the points are in the base frame already.
+		aligned := Yg
+		if Ytr != nil && (c.analysis.align || acc != nil) {
+			aligned = bench.FitAlignment(m.Embedding, Ytr, false).Apply(Yg)
+		}
+		if acc != nil {
+			acc.add(aligned)
+		}
+		if c.analysis.align && Ytr != nil {
+			if c.analysis.alignScale {
+				Yg = bench.FitAlignment(m.Embedding, Ytr, true).Apply(Yg)
+			} else {
+				Yg = aligned
+			}
+		}
+		path := genPath(c.out, g)
+		if err := dataio.WriteMatrix(path, Yg); err != nil {
+			return writeError("out", path, err)
+		}
+		out.add(path)
+		gr.File, gr.Seconds = path, time.Since(t0).Seconds()
+		sum.Generations = append(sum.Generations, gr)
+	}
+	prog.update("generate", c.generations, c.generations, true)
+	sum.addGenStages()
+	if acc != nil {
+		mean, spread := acc.result()
+		if err := writeUncertainty(c.out, mean, spread, &out); err != nil {
+			return err
+		}
+		sp, mp := uncertaintyFiles(c.out)
+		sum.Uncertainty = newUncertaintyReport(spread, acc.g, sp+", "+mp)
+	}
+	if sum.Backend == "" {
+		sum.Backend = "default"
+	}
+	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
+}
+
+// transformUsage writes the help text of the transform command.
+func transformUsage(w io.Writer) {
+	var c transformConfig
+	transformFlags(&c).usage(w, transformSynopsis, transformAbout)
+}

@@ -1,0 +1,365 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"glle/bench"
+	"glle/kernels"
+)
+
+// Per-point kernel benchmarks. Each runs one kernel on one worker workspace, point after point
+// (cycling through a fitted Swiss roll), so ns/op is the per-point cost on one core,
+// points/s = 1e9 / ns/op is the per-core throughput and allocs/op must be 0. Before the timer
+// starts every benchmark recomputes one point and compares it with what Fit stored for it.
+
+// benchKernelN is the number of points the per-point benchmarks cycle through.
+const benchKernelN = 5000
+
+var (
+	benchFitMu sync.Mutex
+	benchFits  = map[string]*Model{}
+)
+
+// benchFit returns (and caches) a model of method fitted to a Swiss roll of n points with k
+// neighbours (defaults otherwise).
+func benchFit(tb testing.TB, method Method, n, k int) *Model {
+	tb.Helper()
+	benchFitMu.Lock()
+	defer benchFitMu.Unlock()
+	key := fmt.Sprintf("%v/%d/%d", method, n, k)
+	if m, ok := benchFits[key]; ok {
+		return m
+	}
+	X, _ := bench.SwissRoll(n, 1)
+	s := Settings{Method: method, K: k}
+	if method == DirectPaper {
+		s.DirectRidge = 1e-6
+	}
+	m, err := Fit(context.Background(), X, s)
+	if err != nil {
+		tb.Fatalf("fit %v n=%d k=%d: %v", method, n, k, err)
+	}
+	benchFits[key] = m
+	return m
+}
+
+// directTemps returns the temperatures s_x^2, s_y^2 in the units of the fit's internal copy of
+// the data, which may be the caller's data times an exact power of two (Report.SX2 is in the
+// caller's units).
+func directTemps(m *Model) (sx2, sy2 float64) {
+	raw := m.X.RawMatrix().Data
+	for j, v := range raw {
+		if v != 0 {
+			f := m.st.x[j] / v
+			return m.Report.SX2 * f * f, m.Report.SY2
+		}
+	}
+	return m.Report.SX2, m.Report.SY2
+}
+
+func pointsPerSecond(b *testing.B) {
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)/s, "points/s")
+	}
+}
+
+func sameSlice(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWeights recomputes point i's LLE weights and compares them with the fit's.
+func checkWeights(tb testing.TB, m *Model, ws *work, i int) {
+	k, d := m.K, m.D
+	w := make([]float64, k)
+	lleWeights(ws, w, m.st.x, d, m.st.x[i*d:(i+1)*d], m.Neighbors[i*k:(i+1)*k], m.Reg, m.RegMode)
+	if !sameSlice(w, m.Weights[i*k:(i+1)*k]) {
+		tb.Fatalf("lleWeights of point %d = %v, the fit stored %v", i, w, m.Weights[i*k:(i+1)*k])
+	}
+	s := 0.0
+	for _, v := range w {
+		s += v
+	}
+	if math.Abs(s-1) > 1e-12 {
+		tb.Fatalf("weights of point %d sum to %v", i, s)
+	}
+}
+
+func BenchmarkLLEWeights(b *testing.B) {
+	for _, k := range []int{5, 10, 20} {
+		m := benchFit(b, LLE, benchKernelN, k)
+		b.Run(fmt.Sprintf("n=%d/k=%d/d=%d", m.N, k, m.D), func(b *testing.B) {
+			n, d := m.N, m.D
+			ws := newWork(k, d)
+			checkWeights(b, m, ws, 17)
+			dst := make([]float64, k)
+			x := m.st.x
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				lleWeights(ws, dst, x, d, x[i*d:(i+1)*d], m.Neighbors[i*k:(i+1)*k], m.Reg, m.RegMode)
+				if i++; i == n {
+					i = 0
+				}
+			}
+			pointsPerSecond(b)
+		})
+	}
+}
+
+func BenchmarkFibreBasis(b *testing.B) {
+	for _, k := range []int{5, 10, 20} {
+		m := benchFit(b, EM, benchKernelN, k)
+		b.Run(fmt.Sprintf("n=%d/k=%d/d=%d", m.N, k, m.D), func(b *testing.B) {
+			n, d, rmax := m.N, m.D, m.st.rmax
+			ws := newWork(k, d)
+			basis := make([]float64, k*rmax)
+			const ci = 23
+			kernels.NeighborOffsets(ws.z, m.st.x, d, m.st.x[ci*d:(ci+1)*d], m.Neighbors[ci*k:(ci+1)*k])
+			r, _ := fibreBasis(ws, basis, m.Dim)
+			if r != int(m.st.rank[ci]) || !sameSlice(basis[:r*k], m.st.basis[ci*k*rmax:ci*k*rmax+r*k]) {
+				b.Fatalf("fibreBasis of point %d (rank %d) differs from the fit's (rank %d)", ci, r, m.st.rank[ci])
+			}
+			x := m.st.x
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				kernels.NeighborOffsets(ws.z, x, d, x[i*d:(i+1)*d], m.Neighbors[i*k:(i+1)*k])
+				fibreBasis(ws, basis, m.Dim)
+				if i++; i == n {
+					i = 0
+				}
+			}
+			pointsPerSecond(b)
+		})
+	}
+}
+
+func BenchmarkDirectPoint(b *testing.B) {
+	// k = 5 is left out: on the Swiss roll the direct fit cannot factor Q^T A_i Q for most
+	// points at k = 5 (a DegenerateError), so there is no fitted factor to check against.
+	for _, k := range []int{10, 20} {
+		m := benchFit(b, Direct, benchKernelN, k)
+		b.Run(fmt.Sprintf("n=%d/k=%d/d=%d", m.N, k, m.D), func(b *testing.B) {
+			n, d, p := m.N, m.D, m.Dim
+			ws := newWork(k, max(d, p))
+			stride := (k - 1) * k / 2
+			dst := make([]float64, stride)
+			y := m.Embedding.RawMatrix().Data
+			sx2, sy2 := directTemps(m)
+			const ci = 31
+			if !directPoint(ws, &m.st.perp, m.st.x, d, y, p, ci, m.Neighbors[ci*k:(ci+1)*k], m.Reg, m.RegMode, sx2, sy2, dst) ||
+				!sameSlice(dst, m.st.chol[ci*stride:(ci+1)*stride]) {
+				b.Fatalf("directPoint of point %d differs from the fit's factor", ci)
+			}
+			x := m.st.x
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				directPoint(ws, &m.st.perp, x, d, y, p, i, m.Neighbors[i*k:(i+1)*k], m.Reg, m.RegMode, sx2, sy2, dst)
+				if i++; i == n {
+					i = 0
+				}
+			}
+			pointsPerSecond(b)
+		})
+	}
+}
+
+func BenchmarkPaperSVD(b *testing.B) {
+	for _, k := range []int{10} {
+		m := benchFit(b, LLE, benchKernelN, k)
+		b.Run(fmt.Sprintf("n=%d/k=%d/d=%d", m.N, k, m.D), func(b *testing.B) {
+			n, d := m.N, m.D
+			ws := newWork(k, d)
+			vk := make([]float64, k*max(k, d))
+			ud := make([]float64, d*max(k, d))
+			x := m.st.x
+			// Check: X_i = U S V^T reproduces the neighbour coordinates.
+			const ci = 5
+			r := paperSVD(ws, x, d, m.Neighbors[ci*k:(ci+1)*k], vk, ud)
+			if r != min(k, d) {
+				b.Fatalf("paperSVD rank %d, want %d", r, min(k, d))
+			}
+			for j, nb := range m.Neighbors[ci*k : (ci+1)*k] {
+				for c := 0; c < d; c++ {
+					s := 0.0
+					for q := 0; q < r; q++ {
+						s += ud[q*d+c] * ws.e[q] * vk[q*k+j]
+					}
+					if want := x[int(nb)*d+c]; math.Abs(s-want) > 1e-9*(1+math.Abs(want)) {
+						b.Fatalf("paperSVD does not reproduce X_i: %v vs %v", s, want)
+					}
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				paperSVD(ws, x, d, m.Neighbors[i*k:(i+1)*k], vk, ud)
+				if i++; i == n {
+					i = 0
+				}
+			}
+			pointsPerSecond(b)
+		})
+	}
+}
+
+// BenchmarkPointFit is the whole per-point work of a fit on one core: LLE weights (lle), plus
+// the fibre basis (em), plus the two residuals and the direct-sampling factor (direct).
+func BenchmarkPointFit(b *testing.B) {
+	const k = 10
+	for _, meth := range []Method{LLE, EM, Direct} {
+		m := benchFit(b, meth, benchKernelN, k)
+		b.Run(fmt.Sprintf("method=%v/n=%d/k=%d/d=%d", meth, m.N, k, m.D), func(b *testing.B) {
+			n, d, p := m.N, m.D, m.Dim
+			ws := newWork(k, max(d, p))
+			checkWeights(b, m, ws, 3)
+			w := make([]float64, k)
+			basis := make([]float64, k*max(m.st.rmax, 1))
+			stride := (k - 1) * k / 2
+			l := make([]float64, stride)
+			var y []float64
+			sx2, sy2 := 1.0, 1.0
+			if meth == Direct {
+				y = m.Embedding.RawMatrix().Data
+				sx2, sy2 = directTemps(m)
+			}
+			x := m.st.x
+			sink := 0.0
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				nbr := m.Neighbors[i*k : (i+1)*k]
+				lleWeights(ws, w, x, d, x[i*d:(i+1)*d], nbr, m.Reg, m.RegMode)
+				switch meth {
+				case EM:
+					fibreBasis(ws, basis, p)
+				case Direct:
+					sink += residual2(x, d, i, nbr, w) + residual2(y, p, i, nbr, w)
+					directPoint(ws, &m.st.perp, x, d, y, p, i, nbr, m.Reg, m.RegMode, sx2, sy2, l)
+				}
+				if i++; i == n {
+					i = 0
+				}
+			}
+			pointsPerSecond(b)
+			if math.IsNaN(sink) {
+				b.Fatal("NaN residual")
+			}
+		})
+	}
+}
+
+// BenchmarkDraw measures one weight draw (stream set-up, normals, projection or triangular
+// solve, mean shift) of the generative methods.
+func BenchmarkDraw(b *testing.B) {
+	const k = 10
+	for _, meth := range []Method{EM, Direct, EMPaper, DirectPaper} {
+		m := benchFit(b, meth, benchKernelN, k)
+		b.Run(fmt.Sprintf("method=%v/n=%d/k=%d/d=%d", meth, m.N, k, m.D), func(b *testing.B) {
+			n := m.N
+			ws := newWork(k, max(m.D, m.Dim))
+			dst := make([]float64, k)
+			// Check: the draw equals SampleWeights' for the same key; the sound methods stay
+			// on the sum-to-one plane.
+			all := make([]float64, n*k)
+			if err := m.SampleWeights(context.Background(), all, 7, 0, 1); err != nil {
+				b.Fatal(err)
+			}
+			const ci = 11
+			st := kernels.NewStream(7, 0, ci)
+			m.drawPoint(ws, ci, &st, 1, dst)
+			if !sameSlice(dst, all[ci*k:(ci+1)*k]) {
+				b.Fatalf("drawPoint of point %d differs from SampleWeights", ci)
+			}
+			if meth == EM || meth == Direct {
+				s := 0.0
+				for _, v := range dst {
+					s += v
+				}
+				if math.Abs(s-1) > 1e-9 {
+					b.Fatalf("draw sums to %v, want 1", s)
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				st := kernels.NewStream(7, 1, i)
+				m.drawPoint(ws, i, &st, 1, dst)
+				if i++; i == n {
+					i = 0
+				}
+			}
+			pointsPerSecond(b)
+		})
+	}
+}
+
+// BenchmarkSampleWeights is one whole generation's draws with all workers (points/s over all
+// cores).
+func BenchmarkSampleWeights(b *testing.B) {
+	const k = 10
+	for _, meth := range []Method{EM, Direct} {
+		m := benchFit(b, meth, benchKernelN, k)
+		b.Run(fmt.Sprintf("method=%v/n=%d/k=%d", meth, m.N, k), func(b *testing.B) {
+			dst := make([]float64, m.N*k)
+			ctx := context.Background()
+			if err := m.SampleWeights(ctx, dst, 1, 0, 1); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			g := 0
+			for b.Loop() {
+				if err := m.SampleWeights(ctx, dst, 1, g, 1); err != nil {
+					b.Fatal(err)
+				}
+				g++
+			}
+			b.ReportMetric(float64(m.N)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
+}
+
+// TestPointKernelsAllocateNothing pins the zero-allocation property the benchmarks report.
+func TestPointKernelsAllocateNothing(t *testing.T) {
+	const n, k = 300, 10
+	for _, meth := range []Method{EM, Direct} {
+		m := benchFit(t, meth, n, k)
+		d, p := m.D, m.Dim
+		ws := newWork(k, max(d, p))
+		w := make([]float64, k)
+		basis := make([]float64, k*max(m.st.rmax, 1))
+		l := make([]float64, (k-1)*k/2)
+		y := m.Embedding.RawMatrix().Data
+		sx2, sy2 := directTemps(m)
+		x := m.st.x
+		i := 0
+		allocs := testing.AllocsPerRun(200, func() {
+			nbr := m.Neighbors[i*k : (i+1)*k]
+			lleWeights(ws, w, x, d, x[i*d:(i+1)*d], nbr, m.Reg, m.RegMode)
+			if meth == EM {
+				fibreBasis(ws, basis, p)
+			} else {
+				directPoint(ws, &m.st.perp, x, d, y, p, i, nbr, m.Reg, m.RegMode, sx2, sy2, l)
+			}
+			st := kernels.NewStream(1, 0, i)
+			m.drawPoint(ws, i, &st, 1, w)
+			i = (i + 1) % n
+		})
+		if allocs != 0 {
+			t.Errorf("%v: per-point kernels allocate %v times per point", meth, allocs)
+		}
+	}
+}

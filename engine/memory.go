@@ -1,0 +1,270 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// MemoryEstimate is the predicted memory use of a fit with the sparse eigensolver, in bytes,
+// per data structure and per stage. EstimateMemory predicts nnz(M) and nnz(L) from a per-row
+// model; Fit refines the estimate with the exact counts of the symbolic analysis (before the
+// numeric factorization) and reports it in Report.Memory.
+type MemoryEstimate struct {
+	N, D, K, Dim int
+	Method       string
+
+	// Data is the training data (the caller's matrix, the engine's copy and its rescaled copy).
+	Data int64 `json:"data"`
+	// KNN is the neighbour graph: indices, distances and the k-d tree.
+	KNN int64 `json:"knn"`
+	// Weights are the mean weights (and sigma_i).
+	Weights int64 `json:"weights"`
+	// Factors are the per-point factors of the sampler (fibre bases, Cholesky factors, square roots).
+	Factors int64 `json:"factors"`
+	// M is the CSR matrix M = (I - W)^T (I - W) with its assembly structures.
+	M int64 `json:"m"`
+	// Symbolic is the ordering and the symbolic analysis of the factorization.
+	Symbolic int64 `json:"symbolic"`
+	// L is the supernodal Cholesky factor with its update stacks.
+	L int64 `json:"l"`
+	// Krylov is the Lanczos basis and the eigensolver's vectors.
+	Krylov int64 `json:"krylov"`
+
+	// NNZM and NNZL are the nonzero counts used (predicted, or exact once Refined).
+	NNZM    int64 `json:"nnz_m"`
+	NNZL    int64 `json:"nnz_l"`
+	Refined bool  `json:"refined"`
+
+	// Stages holds the live bytes of each stage; Peak is the process's predicted peak
+	// resident memory (the largest stage plus the runtime's overhead), PeakStage its stage.
+	Stages    []StageMemory `json:"stages"`
+	Peak      int64         `json:"peak"`
+	PeakStage string        `json:"peak_stage"`
+}
+
+// StageMemory is the predicted live memory of one stage.
+type StageMemory struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Calibration of the memory model (measured on the benchmark datasets, d = 3, k = 10, with
+// the binary's peak RSS; see engine/memory_test.go and cmd/glle-bench TestMemoryEstimate).
+const (
+	// nnzMPerNK: nnz(M) / (n k) for manifold data (each row couples a point with its
+	// neighbours, the points that chose it and their common neighbours; they overlap).
+	nnzMPerNK = 3.0
+	// nnzL = nnzLCoef * k * n^nnzLExp per row under the nested-dissection / AMD ordering of
+	// a kNN graph of a low-dimensional manifold.
+	nnzLCoef = 1.0
+	nnzLExp  = 0.23
+	// memOverhead covers the Go runtime: the heap grows past the live data between two
+	// collections (GOGC = 100), plus the binary's text and stacks (memBase).
+	memOverhead = 1.3
+	memBase     = 12 << 20
+)
+
+// EstimateMemory predicts the memory a fit of n points in d dimensions with k neighbours and
+// embedding dimension p needs with the default (sparse) eigensolver.
+func EstimateMemory(n, d, k, p int, method Method) MemoryEstimate {
+	return estimateMemory(n, d, k, p, method, SolverAuto, -1, -1)
+}
+
+// estimateMemory is EstimateMemory for any solver; nnzM, nnzL >= 0 replace the predicted counts
+// (the refinement from the symbolic analysis).
+func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int64) MemoryEstimate {
+	e := MemoryEstimate{N: n, D: d, K: k, Dim: p, Method: method.String()}
+	if n <= 0 || d <= 0 || k <= 0 {
+		return e
+	}
+	N, D, K, P := int64(n), int64(d), int64(k), int64(max(p, 1))
+	e.Refined = nnzM >= 0 && nnzL >= 0
+	if nnzM < 0 {
+		nnzM = min(int64(nnzMPerNK*float64(N*K))+N, N*N)
+	}
+	if nnzL < 0 {
+		perRow := nnzLCoef * float64(K) * math.Pow(float64(N), nnzLExp)
+		nnzL = min(int64(perRow*float64(N)), N*(N+1)/2)
+	}
+	e.NNZM, e.NNZL = nnzM, nnzL
+
+	e.Data = 3 * 8 * N * D
+	// Graph: int32 indices and float64 squared distances; the tree holds a copy of the points,
+	// a permutation and its nodes.
+	e.KNN = 4*N*K + 8*N*K + 8*N*D + 4*N + 48*N/4
+	e.Weights = 8 * N * K
+	rmax := int64(max(min(d, k-1), p))
+	switch method {
+	case EM:
+		e.Weights += 8 * N
+		e.Factors = 8*N*K*rmax + N
+	case EMPaper:
+		e.Weights += 8*N + 8*N*K // sigma and the weights of the previous iteration
+		e.Factors = 8*N*K*rmax + N
+	case Direct:
+		e.Factors = 8 * N * K * (K - 1) / 2
+	case DirectPaper:
+		e.Factors = 8 * N * K * K
+	}
+	// M: CSR (row pointers, column indices, values), the reverse graph and per-worker marks.
+	e.M = 8*(N+1) + 16*nnzM + 8*N + 4*N*K + 2*4*N
+	// Symbolic analysis: permutations, tree, column counts, supernode rows (about one per
+	// stored column panel row), the assembly map of A's lower triangle (8 bytes an entry)
+	// and the ordering's adjacency graph (transient, 4 bytes an off-diagonal entry).
+	lower := (nnzM + N) / 2
+	e.Symbolic = 8*N + 4*4*N + 8*lower + 4*nnzM + 8*int64(math.Sqrt(float64(nnzL))*8)
+	// Factor: the supernodal panels and the update-matrix stacks (about a fifth of L for
+	// these orderings), the solve workspace.
+	e.L = 8*nnzL + 8*nnzL/5 + 8*N
+	// Lanczos: N x (NCV+1) basis, NCV = max(2 nev + 10, 20), and a few work vectors.
+	nev := P + 1
+	ncv := max(2*nev+10, 20)
+	e.Krylov = 8*N*(ncv+1) + 8*N*6 + 8*N*P
+
+	if solver == SolverDense {
+		// M stored densely and its Cholesky factor; no sparse structures.
+		e.M, e.Symbolic, e.L = 8*N*N, 0, 8*N*N
+		e.Krylov = 8 * N * (4*P + 8)
+	}
+
+	graph := e.Data + 4*N*K // the data and the neighbour indices stay for the whole fit
+	e.Stages = []StageMemory{
+		{"knn", e.Data + e.KNN},
+		{"weights", graph + e.Weights + e.Factors},
+		{"assemble", graph + e.Weights + e.Factors + e.M},
+		{"analyze", graph + e.Weights + e.Factors + e.M + e.Symbolic},
+		{"factor", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L},
+		{"eigensolve", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L + e.Krylov},
+	}
+	for _, s := range e.Stages {
+		if s.Bytes > e.Peak {
+			e.Peak, e.PeakStage = s.Bytes, s.Name
+		}
+	}
+	e.Peak = int64(float64(e.Peak)*memOverhead) + memBase
+	return e
+}
+
+// String is a one-line summary, e.g. "1.2 GB (at eigensolve: L 800 MB, M 100 MB, ...)".
+func (e MemoryEstimate) String() string {
+	return fmt.Sprintf("%s at the %s stage (L %s with nnz(L) = %d, M %s, Krylov basis %s, kNN %s)",
+		FormatBytes(e.Peak), e.PeakStage, FormatBytes(e.L), e.NNZL, FormatBytes(e.M), FormatBytes(e.Krylov), FormatBytes(e.KNN))
+}
+
+// FormatBytes writes a byte count with a binary unit (KiB, MiB, GiB, TiB).
+func FormatBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	v, u := float64(b), -1
+	for v >= unit && u < 3 {
+		v /= unit
+		u++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGT"[u])
+}
+
+// ParseBytes parses a memory size: plain bytes ("123456") or a number with a suffix K, M, G
+// or T (powers of 1024; an optional trailing "B" or "iB" is accepted, e.g. "6G", "500MB",
+// "1.5GiB").
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	u := strings.ToUpper(t)
+	u = strings.TrimSuffix(u, "IB")
+	u = strings.TrimSuffix(u, "B")
+	mult := 1.0
+	if u != "" {
+		switch u[len(u)-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			u = u[:len(u)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(u), 64)
+	if err != nil || math.IsNaN(v) || v < 0 || u == "" {
+		return 0, fmt.Errorf("memory size %q: use bytes or a number with K, M, G or T (e.g. 6G, 500M)", s)
+	}
+	b := v * mult
+	if b >= math.MaxInt64/2 {
+		return 0, fmt.Errorf("memory size %q is too large", s)
+	}
+	return int64(b), nil
+}
+
+// PhysicalMemory returns MemTotal from /proc/meminfo in bytes, or 0 when it is unknown.
+func PhysicalMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			fs := strings.Fields(rest)
+			if len(fs) == 0 {
+				return 0
+			}
+			v, err := strconv.ParseInt(fs[0], 10, 64)
+			if err != nil {
+				return 0
+			}
+			if len(fs) > 1 && strings.EqualFold(fs[1], "kB") {
+				v *= 1024
+			}
+			return v
+		}
+	}
+	return 0
+}
+
+// memoryLimit resolves Settings.MaxMemory: > 0 as given, 0 the physical memory (no limit when
+// unknown), < 0 no limit.
+func memoryLimit(s Settings) int64 {
+	switch {
+	case s.MaxMemory > 0:
+		return s.MaxMemory
+	case s.MaxMemory == 0:
+		return PhysicalMemory()
+	}
+	return 0
+}
+
+// checkMemory fails with an *InputError when the estimate exceeds the limit (0: no limit).
+func checkMemory(e MemoryEstimate, limit int64) error {
+	if limit <= 0 || e.Peak <= limit {
+		return nil
+	}
+	what := "predicted"
+	if e.Refined {
+		what = "from the symbolic analysis"
+	}
+	return inputErr("the fit of n = %d points (d = %d, k = %d, method %s) needs about %s (%s), more than the memory limit of %s: raise the limit (-max-mem / Settings.MaxMemory), use fewer points or a smaller k",
+		e.N, e.D, e.K, e.Method, e.String(), what, FormatBytes(limit))
+}
+
+// refineMemory re-estimates the fit's memory with the exact nnz(M) and nnz(L) of the symbolic
+// analysis and checks it against the fit's limit before the numeric factorization. Models
+// without a limit (restored ones) only record nothing.
+func (m *Model) refineMemory(nnzM, nnzL int64) error {
+	if !m.st.memCheck {
+		return nil
+	}
+	e := estimateMemory(m.N, m.D, m.K, m.Dim, m.Method, SolverSparse, nnzM, nnzL)
+	m.Report.Memory = &e
+	return checkMemory(e, m.st.memLimit)
+}

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+)
+
+// Robustness helpers of Fit, Restore and Transform: the exact power-of-two rescaling of the
+// data, the representability check of the methods that cannot rescale, and the zero-Gram
+// detection. docs/robustness.md lists every bad input and degenerate case.
+
+// scaleInvariant reports whether the fit with settings s is invariant under x -> c x for c > 0:
+// the kNN graph, the trace-relative ridge of Eq. (9), the fibre EM sigma_i (a function of the
+// weights) and the direct-sampling temperatures s_x^2 (in units of x^2) all are. An absolute
+// ridge (RegAbsolute) and the paper modes (raw coordinates mixed with the embedding) are not.
+func scaleInvariant(s Settings) bool {
+	return s.RegMode == RegTrace && (s.Method == LLE || s.Method == EM || s.Method == Direct)
+}
+
+// scaleExponent returns e such that max|x| * 2^-e lies in [0.5, 1) (0 when x is all zeros).
+func scaleExponent(x []float64) int {
+	big := 0.0
+	for _, v := range x {
+		if a := math.Abs(v); a > big {
+			big = a
+		}
+	}
+	if big == 0 {
+		return 0
+	}
+	_, e := math.Frexp(big)
+	return e
+}
+
+// ldexpAll returns x * 2^-e computed exactly (math.Ldexp; values below the normal range lose
+// bits only as they would in the rescaled data). It returns x itself when e = 0.
+func ldexpAll(x []float64, e int) []float64 {
+	if e == 0 {
+		return x
+	}
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Ldexp(v, -e)
+	}
+	return out
+}
+
+// maxRawMagnitude is the largest |value| the methods that work on raw coordinates accept:
+// squared distances and Gram entries (sums of up to d*k*4 squares of differences) stay finite.
+func maxRawMagnitude(d, k int) float64 {
+	return math.Sqrt(math.MaxFloat64/float64(4*d*(k+1))) / 4
+}
+
+// prepareScale returns the data the fit works on: for scale-invariant settings, x rescaled
+// exactly by 2^-e so that max|x| is in [0.5, 1) (e is stored in the model; Transform applies the
+// same factor to new points); otherwise x itself after checking that its magnitudes can be
+// squared and summed without overflow.
+func prepareScale(x []float64, n, d int, s Settings) ([]float64, int, error) {
+	if scaleInvariant(s) {
+		e := scaleExponent(x)
+		return ldexpAll(x, e), e, nil
+	}
+	lim := maxRawMagnitude(d, s.K)
+	for i, v := range x {
+		if math.Abs(v) > lim {
+			return nil, 0, inputErr("the value %g at row %d, column %d is too large for method %s with %s ridge (its squared distances overflow float64, limit %.3g): divide the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
+				v, i/d, i%d, s.Method, regModeText(s.RegMode), lim)
+		}
+	}
+	return x, 0, nil
+}
+
+func regModeText(m RegMode) string {
+	if m == RegAbsolute {
+		return "absolute"
+	}
+	return "trace"
+}
+
+// checkNeighbourhoods inspects the sorted kNN distances: it counts the points with a
+// coincident neighbour (duplicates, handled by the ridge) and fails with a "zero-gram"
+// *DegenerateError when some point coincides with all of its k neighbours (G_i = 0: the
+// weights would be arbitrary).
+func checkNeighbourhoods(dist []float64, n, k int) (dups int, err error) {
+	zero, example := 0, -1
+	for i := 0; i < n; i++ {
+		if dist[i*k] == 0 {
+			dups++
+		}
+		if dist[i*k+k-1] == 0 {
+			if zero == 0 {
+				example = i
+			}
+			zero++
+		}
+	}
+	if zero > 0 {
+		return dups, &DegenerateError{Kind: "zero-gram", Count: zero, Example: example,
+			Msg: fmt.Sprintf("%d points coincide with all of their k = %d nearest neighbours (e.g. point %d: at least k+1 identical rows), so their Gram matrix is zero and their weights are undefined: remove duplicate rows or use a larger k", zero, k, example)}
+	}
+	return dups, nil
+}
+
+// scaleQuery rescales new points by the model's factor; it fails when a rescaled value is
+// no longer finite (a point far outside the training data's range).
+func (m *Model) scaleQuery(xq []float64, d int) ([]float64, error) {
+	e := m.st.scaleExp
+	if e == 0 {
+		return xq, nil
+	}
+	out := ldexpAll(xq, e)
+	for i, v := range out {
+		if math.IsInf(v, 0) {
+			return nil, inputErr("new point %d has the value %g in column %d, beyond the range of the training data (max |x| about 2^%d): it cannot be embedded", i/d, xq[i], i%d, e)
+		}
+	}
+	return out, nil
+}

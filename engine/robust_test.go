@@ -1,0 +1,440 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+)
+
+// settingsFor returns working settings of method m for the robustness tests.
+func settingsFor(m Method) Settings {
+	s := Settings{Method: m, Workers: 2}
+	if m == DirectPaper {
+		s.DirectRidge = 1e-6
+	}
+	return s
+}
+
+var allMethods = []Method{LLE, EM, Direct, EMPaper, DirectPaper}
+
+func mustFit(t *testing.T, X *mat.Dense, s Settings) *Model {
+	t.Helper()
+	m, err := Fit(context.Background(), X, s)
+	if err != nil {
+		t.Fatalf("%v: %v", s.Method, err)
+	}
+	return m
+}
+
+func allFinite(t *testing.T, what string, Y *mat.Dense) {
+	t.Helper()
+	for _, v := range Y.RawMatrix().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("%s: non-finite value %v in the output", what, v)
+		}
+	}
+}
+
+func sameDense(a, b *mat.Dense) bool {
+	x, y := a.RawMatrix().Data, b.RawMatrix().Data
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if math.Float64bits(x[i]) != math.Float64bits(y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// withDuplicates appends `copies` exact copies of each of the first `rows` rows of X.
+func withDuplicates(X *mat.Dense, rows, copies int) *mat.Dense {
+	n, d := X.Dims()
+	out := mat.NewDense(n+rows*copies, d, nil)
+	out.Slice(0, n, 0, d).(*mat.Dense).Copy(X)
+	for c := 0; c < copies; c++ {
+		for i := 0; i < rows; i++ {
+			out.SetRow(n+c*rows+i, X.RawRowView(i))
+		}
+	}
+	return out
+}
+
+// TestDuplicatedPoints: up to k copies of a row (fewer than k+1 coincident points) are handled
+// by the ridge for every method: finite, deterministic output and the count in the report.
+func TestDuplicatedPoints(t *testing.T) {
+	X, _ := bench.SwissRoll(400, 3)
+	Xd := withDuplicates(X, 30, 3) // 30 rows present 4 times
+	for _, meth := range allMethods {
+		s := settingsFor(meth)
+		a := mustFit(t, Xd, s)
+		b := mustFit(t, Xd, s)
+		allFinite(t, meth.String(), a.Embedding)
+		if !sameDense(a.Embedding, b.Embedding) {
+			t.Errorf("%v: two fits of duplicated data differ", meth)
+		}
+		if got := a.Report.DuplicatePoints; got != 120 {
+			t.Errorf("%v: report counts %d duplicated points, want 120", meth, got)
+		}
+		if meth.Generative() {
+			Y, _, err := a.Generate(context.Background(), 1, 0, 1)
+			if err != nil {
+				t.Fatalf("%v generate: %v", meth, err)
+			}
+			allFinite(t, meth.String()+" generation", Y)
+		}
+	}
+}
+
+// TestHeavyDuplication: rows present k times (9 coincident neighbours with k = 10) isolate
+// their clusters in the weights. LLE and EM still give finite, deterministic output; direct
+// sampling either works or fails with a typed error (its temperature s_y^2 collapses).
+func TestHeavyDuplication(t *testing.T) {
+	X, _ := bench.SwissRoll(400, 3)
+	Xd := withDuplicates(X, 30, 9)
+	for _, meth := range allMethods {
+		s := settingsFor(meth)
+		a, err := Fit(context.Background(), Xd, s)
+		if err != nil {
+			var de *DegenerateError
+			if meth == Direct && errors.As(err, &de) {
+				continue
+			}
+			t.Fatalf("%v: %v", meth, err)
+		}
+		b := mustFit(t, Xd, s)
+		allFinite(t, meth.String(), a.Embedding)
+		if !sameDense(a.Embedding, b.Embedding) {
+			t.Errorf("%v: two fits differ", meth)
+		}
+		if a.Report.DuplicatePoints != 300 {
+			t.Errorf("%v: %d duplicated points reported, want 300", meth, a.Report.DuplicatePoints)
+		}
+	}
+}
+
+// TestZeroGram: k+1 coincident rows make a zero Gram matrix: a *DegenerateError naming the
+// count, an example and the fix. All rows identical is its own error.
+func TestZeroGram(t *testing.T) {
+	X, _ := bench.SwissRoll(300, 3)
+	Xd := withDuplicates(X, 2, 10) // rows 0 and 1 present 11 times: k+1 with k = 10
+	for _, meth := range allMethods {
+		_, err := Fit(context.Background(), Xd, settingsFor(meth))
+		var de *DegenerateError
+		if !errors.As(err, &de) || de.Kind != "zero-gram" {
+			t.Fatalf("%v: got %v, want a zero-gram DegenerateError", meth, err)
+		}
+		if de.Count != 22 || de.Example != 0 || !strings.Contains(de.Msg, "remove duplicate rows") || !strings.Contains(de.Msg, "larger k") {
+			t.Errorf("%v: count %d example %d msg %q", meth, de.Count, de.Example, de.Msg)
+		}
+	}
+	// A larger k takes the extra neighbours from elsewhere and works.
+	mustFit(t, Xd, Settings{K: 12})
+
+	same := mat.NewDense(50, 3, nil)
+	for i := 0; i < 50; i++ {
+		same.SetRow(i, []float64{1, 2, 3})
+	}
+	_, err := Fit(context.Background(), same, Settings{})
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "identical-points" {
+		t.Errorf("identical points: %v", err)
+	}
+}
+
+// TestLowRankNeighbourhoods: data on a line or a plane in 3-D and data with constant columns
+// (neighbourhoods of rank < d) fit with every method to finite embeddings.
+func TestLowRankNeighbourhoods(t *testing.T) {
+	roll, tt := bench.SwissRoll(400, 5)
+	n := 400
+	line := mat.NewDense(n, 3, nil)
+	plane := mat.NewDense(n, 3, nil)
+	constCol := mat.NewDense(n, 5, nil)
+	for i := 0; i < n; i++ {
+		u := tt[i]
+		line.SetRow(i, []float64{u, 2 * u, -u + 1})
+		v := roll.At(i, 1)
+		plane.SetRow(i, []float64{u + v, u - v, 2*u + 3*v})
+		constCol.SetRow(i, []float64{7, roll.At(i, 0), 0, roll.At(i, 1), roll.At(i, 2)})
+	}
+	cases := []struct {
+		name string
+		X    *mat.Dense
+		dim  int
+	}{{"line", line, 1}, {"line-dim2", line, 2}, {"plane", plane, 2}, {"constant-columns", constCol, 2}}
+	for _, c := range cases {
+		for _, meth := range allMethods {
+			s := settingsFor(meth)
+			s.Dim = c.dim
+			m, err := Fit(context.Background(), c.X, s)
+			if err != nil {
+				t.Errorf("%s %v: %v", c.name, meth, err)
+				continue
+			}
+			allFinite(t, c.name+" "+meth.String(), m.Embedding)
+			if meth.Generative() {
+				Y, _, err := m.Generate(context.Background(), 2, 0, 1)
+				if err != nil {
+					t.Errorf("%s %v generate: %v", c.name, meth, err)
+					continue
+				}
+				allFinite(t, c.name+" "+meth.String()+" generation", Y)
+			}
+		}
+	}
+}
+
+// TestExtremeScales: the scale-invariant settings rescale the data by an exact power of two, so
+// X * 2^j gives bit-identical fits; 1e-150, 1e150 and mixed column scales give the embedding of
+// the rescaled data; Transform applies the same factor. The paper modes refuse data whose
+// squares overflow.
+func TestExtremeScales(t *testing.T) {
+	X, _ := bench.SwissRoll(500, 7)
+	// Mixed column scales, then the whole matrix at three magnitudes.
+	A := mat.DenseCopyOf(X)
+	for i := 0; i < 500; i++ {
+		A.Set(i, 1, A.At(i, 1)*1e-3)
+		A.Set(i, 2, A.At(i, 2)*10)
+	}
+	scaled := func(M *mat.Dense, f float64) *mat.Dense {
+		out := mat.DenseCopyOf(M)
+		out.Scale(f, out)
+		return out
+	}
+	Q, _ := bench.SwissRoll(40, 8)
+	for _, meth := range []Method{LLE, EM, Direct} {
+		s := settingsFor(meth)
+		ref := mustFit(t, A, s)
+		for _, e := range []int{-900, -40, 500, 1000} {
+			m := mustFit(t, A, func() Settings { return s }())
+			mp := mustFit(t, scaled(A, math.Ldexp(1, e)), s)
+			if !sameDense(m.Embedding, mp.Embedding) {
+				t.Errorf("%v: X * 2^%d changed the embedding", meth, e)
+			}
+		}
+		for _, f := range []float64{1e-150, 1e150, 1e300, 1e-300} {
+			m := mustFit(t, scaled(A, f), s)
+			allFinite(t, meth.String(), m.Embedding)
+			if sn := maxPrincipalSine(ref.Embedding, m.Embedding); sn > 1e-6 {
+				t.Errorf("%v: data x %g: embedding differs from the rescaled data's (sine %g)", meth, f, sn)
+			}
+			if meth == Direct && math.Abs(m.Report.SX2/(ref.Report.SX2*f*f)-1) > 1e-6 {
+				t.Errorf("direct x %g: reported s_x^2 %g, want %g", f, m.Report.SX2, ref.Report.SX2*f*f)
+			}
+			Qs := mat.DenseCopyOf(Q)
+			for i := 0; i < 40; i++ {
+				Qs.Set(i, 1, Qs.At(i, 1)*1e-3)
+				Qs.Set(i, 2, Qs.At(i, 2)*10)
+			}
+			y0, err := ref.Transform(context.Background(), Qs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y1, err := m.Transform(context.Background(), scaled(Qs, f))
+			if err != nil {
+				t.Fatalf("%v x %g transform: %v", meth, f, err)
+			}
+			if !mat.EqualApprox(y0, y1, 1e-6) {
+				t.Errorf("%v: Transform of data x %g differs", meth, f)
+			}
+		}
+	}
+	// Restore recomputes the same factor.
+	m := mustFit(t, scaled(X, 1e200), Settings{Method: EM})
+	r, err := Restore(context.Background(), m.Saved(), 1, SolverAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.st.scaleExp != m.st.scaleExp || r.st.scaleExp == 0 {
+		t.Errorf("restored scale exponent %d, fitted %d", r.st.scaleExp, m.st.scaleExp)
+	}
+	// Raw-coordinate methods: a clear error instead of overflow.
+	for _, s := range []Settings{settingsFor(EMPaper), settingsFor(DirectPaper), {RegMode: RegAbsolute}} {
+		_, err := Fit(context.Background(), scaled(X, 1e160), s)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "too large") || !strings.Contains(ie.Msg, "reg-mode trace") {
+			t.Errorf("%v/%v at 1e160: %v", s.Method, s.RegMode, err)
+		}
+	}
+}
+
+// TestSmallShapes: float32-rounded input, n just above k, k = n - 1, p = d - 1.
+func TestSmallShapes(t *testing.T) {
+	X, _ := bench.SwissRoll(600, 9)
+	X32 := mat.DenseCopyOf(X)
+	for i, v := range X32.RawMatrix().Data {
+		X32.RawMatrix().Data[i] = float64(float32(v))
+	}
+	a, b := mustFit(t, X, Settings{Method: EM}), mustFit(t, X32, Settings{Method: EM})
+	if sn := maxPrincipalSine(a.Embedding, b.Embedding); sn > 1e-3 {
+		t.Errorf("float32 input: sine %g to the float64 embedding", sn)
+	}
+	small, _ := bench.SwissRoll(13, 2)
+	four := mat.NewDense(30, 4, nil)
+	big, _ := bench.SwissRoll(30, 4)
+	for i := 0; i < 30; i++ {
+		r := big.RawRowView(i)
+		four.SetRow(i, []float64{r[0], r[1], r[2], r[0] * r[1] / 10})
+	}
+	cases := []struct {
+		name string
+		X    *mat.Dense
+		k, p int
+	}{
+		{"n=k+1", small, 12, 2},
+		{"n=k+2", small, 11, 2},
+		{"k=n-1 p=d-1", four, 29, 3},
+		{"p=d-1", four, 5, 3},
+	}
+	for _, c := range cases {
+		for _, meth := range allMethods {
+			s := settingsFor(meth)
+			s.K, s.Dim = c.k, c.p
+			m, err := Fit(context.Background(), c.X, s)
+			if err != nil {
+				t.Errorf("%s %v: %v", c.name, meth, err)
+				continue
+			}
+			allFinite(t, c.name+" "+meth.String(), m.Embedding)
+			if meth.Generative() {
+				Y, _, err := m.Generate(context.Background(), 1, 0, 1)
+				if err != nil {
+					t.Errorf("%s %v generate: %v", c.name, meth, err)
+					continue
+				}
+				allFinite(t, c.name+" "+meth.String()+" generation", Y)
+			}
+		}
+	}
+}
+
+// TestDisconnectedGraph: two far-apart clusters give a disconnected-graph error naming the count.
+func TestDisconnectedGraph(t *testing.T) {
+	X, _ := bench.SwissRoll(200, 1)
+	Y := mat.NewDense(400, 3, nil)
+	for i := 0; i < 200; i++ {
+		r := X.RawRowView(i)
+		Y.SetRow(i, r)
+		Y.SetRow(200+i, []float64{r[0] + 1000, r[1], r[2]})
+	}
+	_, err := Fit(context.Background(), Y, Settings{})
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "disconnected-graph" || de.Count != 2 || !strings.Contains(de.Msg, "2 connected components") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestMemoryLimit: the estimate grows with n, the limit refuses a fit with an *InputError
+// naming the estimate, the limit and the fix, and the report carries the refined estimate.
+func TestMemoryLimit(t *testing.T) {
+	a, b := EstimateMemory(50000, 3, 10, 2, LLE), EstimateMemory(200000, 3, 10, 2, LLE)
+	if !(a.Peak > 0 && b.Peak > 3*a.Peak) || a.Refined {
+		t.Errorf("estimates %d (50k) and %d (200k)", a.Peak, b.Peak)
+	}
+	if e := EstimateMemory(50000, 3, 10, 2, Direct); e.Factors <= 0 || e.Peak <= a.Peak {
+		t.Errorf("direct estimate %+v", e)
+	}
+	X, _ := bench.SwissRoll(3000, 1)
+	_, err := Fit(context.Background(), X, Settings{MaxMemory: 1 << 20})
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "memory limit of 1.0 MiB") || !strings.Contains(ie.Msg, "raise the limit") {
+		t.Fatalf("1 MiB limit: %v", err)
+	}
+	m := mustFit(t, X, Settings{MaxMemory: -1})
+	if m.Report.Memory == nil || !m.Report.Memory.Refined || m.Report.Memory.NNZL != m.Report.Eigen.NNZL {
+		t.Errorf("report memory %+v", m.Report.Memory)
+	}
+	// A limit between the prediction and the refined estimate is enforced after the symbolic
+	// analysis: find one by lowering the limit below the refined value.
+	lim := m.Report.Memory.Peak - 1
+	pred := EstimateMemory(3000, 3, 10, 2, LLE).Peak
+	if pred <= lim {
+		if _, err := Fit(context.Background(), X, Settings{MaxMemory: lim}); !errors.As(err, &ie) || !strings.Contains(ie.Msg, "symbolic analysis") {
+			t.Errorf("refined check: %v", err)
+		}
+	}
+	for s, want := range map[string]int64{"6G": 6 << 30, "500M": 500 << 20, "123456": 123456, "1.5GiB": 3 << 29, "64kb": 64 << 10} {
+		if got, err := ParseBytes(s); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "G", "-5M", "lots", "1e30T", "NaN"} {
+		if _, err := ParseBytes(s); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", s)
+		}
+	}
+	if PhysicalMemory() <= 0 {
+		t.Log("no /proc/meminfo: the default limit is off")
+	}
+}
+
+// cancelAt fits X and cancels the context when stage starts (plus delay); it returns the
+// time from the cancellation to Fit's return.
+func cancelAt(t *testing.T, X *mat.Dense, s Settings, stage string, delay time.Duration) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var at time.Time
+	fired := make(chan struct{})
+	s.Progress = func(p Progress) {
+		if p.Stage == stage && !p.Final && at.IsZero() {
+			at = time.Now().Add(delay)
+			go func() {
+				time.Sleep(delay)
+				cancel()
+				close(fired)
+			}()
+		}
+	}
+	_, err := Fit(ctx, X, s)
+	end := time.Now()
+	if at.IsZero() {
+		t.Fatalf("stage %s never started", stage)
+	}
+	if !errors.Is(err, context.Canceled) {
+		if err == nil {
+			t.Skipf("the fit finished before the cancellation at stage %s", stage)
+		}
+		t.Fatalf("cancelled at %s: %v", stage, err)
+	}
+	<-fired
+	t.Logf("cancelled %v into stage %s: Fit returned %v later", delay, stage, end.Sub(at))
+	return end.Sub(at)
+}
+
+// TestCancelKNN: cancelling a long kNN search (brute force in 64 dimensions) returns in 1 s.
+func TestCancelKNN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	n, d := 40000, 64
+	X := mat.NewDense(n, d, nil)
+	raw := X.RawMatrix().Data
+	state := uint64(1)
+	for i := range raw {
+		state = state*6364136223846793005 + 1442695040888963407
+		raw[i] = float64(state>>11) / (1 << 53)
+	}
+	if dt := cancelAt(t, X, Settings{}, "knn", 300*time.Millisecond); dt > time.Second {
+		t.Errorf("kNN returned %v after the cancellation", dt)
+	}
+}
+
+// TestCancelFactorization: cancelling during the sparse factorization at n = 200k returns in 1 s.
+func TestCancelFactorization(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	X, _ := bench.SwissRoll(200000, 1)
+	if dt := cancelAt(t, X, Settings{MaxMemory: -1}, "eigensolve", 150*time.Millisecond); dt > time.Second {
+		t.Errorf("factorization returned %v after the cancellation", dt)
+	}
+}

@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/engine/knn"
+	"glle/kernels"
+	"glle/parallel"
+)
+
+// TransformSample embeds new points (one per row of Xnew) out of sample with sampled weights:
+// generation `generation` of the new points, drawn with covariance scale a. It is
+// TransformSampleOnto with the base embedding of the training points; see there.
+func (m *Model) TransformSample(ctx context.Context, Xnew *mat.Dense, seed uint64, generation int, a float64) (*mat.Dense, error) {
+	return m.TransformSampleOnto(ctx, Xnew, nil, seed, generation, a)
+}
+
+// TransformSampleOnto embeds new points (one per row of Xnew) with weights drawn from the
+// model's weight family, y = sum_j w_j y_j over the K nearest training points, where y_j are
+// the rows of Ytrain (N x Dim): the embedding of the training points in the same generation
+// (the Y that Generate(ctx, seed, generation, a) returns), or the base embedding when Ytrain
+// is nil. A new point at distance 0 from a training point gets that point's row of Ytrain,
+// as Transform does. With a = 0 the draw is the mean, so TransformSampleOnto(X, nil, ., ., 0)
+// equals Transform(X).
+//
+// Each new point's weights are drawn around its LLE weights w^LLE (Eq. (9), the model's ridge)
+// from the distribution the method would have fitted for it:
+//
+//   - EM: N(w^LLE, a sigma Pi) with Pi the fibre projector of the new point's neighbourhood
+//     (same rank rule and local-PCA fallback as the fit) and sigma = ||w^LLE - 1/k||^2 / r, the
+//     fixed point of the EM iteration of the fit.
+//   - Direct: N(w^LLE, a Gamma) with Gamma the sum-to-one conditioned inverse of
+//     G/s_x^2 + V^T V/s_y^2 + (R/s_x^2) I, using the fit's s_x^2 and s_y^2 (Report.SX2, SY2;
+//     recomputed from the model's weights in the engine's internal units, so a restored model
+//     draws the same) and the offsets V of the neighbours' base embeddings from
+//     y = sum_j w^LLE_j y_j.
+//   - DirectPaper: Gamma = (X^T X + Y^T Y + ridge I)^{-1} of Eq. (36) with the raw neighbour
+//     coordinates and their base embeddings (a singular matrix without the model's explicit
+//     ridge is a *DegenerateError, as in the fit).
+//   - EMPaper: N(w^LLE, a |sigma| (I - V V^T)) with V the right singular vectors of the raw
+//     neighbour matrix (Eq. (26)); Eq. (31)'s sigma needs fit-wide sums the model does not
+//     keep, so sigma is the mean |sigma_j| of the K training neighbours.
+//
+// Draws come from kernels.NewStream(seed, generation, N + i) for row i of Xnew: a key space
+// disjoint from the training points' (0 .. N-1), so a new point's draw depends only on (seed,
+// generation, its row index) and not on the worker count. The method must be generative.
+func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense, seed uint64, generation int, a float64) (*mat.Dense, error) {
+	if !m.Method.Generative() {
+		return nil, inputErr("method %s has no stochastic weights to sample: use Transform, or fit em, direct, em-paper or direct-paper", m.Method)
+	}
+	if err := checkScale(a); err != nil {
+		return nil, err
+	}
+	if generation < 0 {
+		return nil, inputErr("generation %d: must be non-negative", generation)
+	}
+	ytr := m.Embedding
+	if Ytrain != nil {
+		if r, c := Ytrain.Dims(); r != m.N || c != m.Dim {
+			return nil, inputErr("the training embedding is %dx%d, want N x Dim = %dx%d", r, c, m.N, m.Dim)
+		}
+		ytr = Ytrain
+	}
+	xq, q, err := m.newPoints(Xnew)
+	if err != nil {
+		return nil, err
+	}
+	k, p, d := m.K, m.Dim, m.D
+	idx, dist, err := knn.Query(ctx, m.st.x, m.N, d, xq, q, k, knn.Options{Workers: m.st.workers})
+	if err != nil {
+		return nil, err
+	}
+	yt := mat.DenseCopyOf(ytr).RawMatrix().Data
+	out := make([]float64, q*p)
+	var sx2, sy2 float64
+	if m.Method == Direct {
+		sx2, sy2 = m.directTemps()
+	}
+	var singular atomic.Int64
+	first := atomic.Int64{}
+	first.Store(-1)
+	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
+		s := newSampleScratch(k, d, p)
+		for i := lo; i < hi; i++ {
+			if (i-lo)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			nbr := idx[i*k : (i+1)*k]
+			yo := out[i*p : (i+1)*p]
+			if dist[i*k] == 0 {
+				copy(yo, yt[int(nbr[0])*p:int(nbr[0])*p+p])
+				continue
+			}
+			st := kernels.NewStream(seed, generation, m.N+i)
+			if !m.drawNew(s, &st, xq[i*d:(i+1)*d], nbr, a, sx2, sy2) {
+				if singular.Add(1) == 1 {
+					first.Store(int64(i))
+				}
+				continue
+			}
+			for j, nb := range nbr {
+				for c := 0; c < p; c++ {
+					yo[c] += s.w[j] * yt[int(nb)*p+c]
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if nb := singular.Load(); nb > 0 {
+		return nil, &DegenerateError{Kind: "singular-gamma", Count: int(nb), Example: int(first.Load()),
+			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, first.Load())}
+	}
+	return mat.NewDense(q, p, out), nil
+}
+
+// newPoints validates the new points and returns them row-major.
+func (m *Model) newPoints(Xnew *mat.Dense) ([]float64, int, error) {
+	if Xnew == nil || Xnew.IsEmpty() {
+		return nil, 0, inputErr("no points to transform: pass at least one row")
+	}
+	q, d := Xnew.Dims()
+	if d != m.D {
+		return nil, 0, inputErr("the new points have %d columns but the model was fitted on %d: pass data with the training columns", d, m.D)
+	}
+	xq := mat.DenseCopyOf(Xnew).RawMatrix().Data
+	for i := 0; i < q; i++ {
+		for c := 0; c < d; c++ {
+			if v := xq[i*d+c]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, 0, inputErr("new point %d has a non-finite value (%v) in column %d: remove or impute it", i, v, c)
+			}
+		}
+	}
+	xq, err := m.scaleQuery(xq, d)
+	if err != nil {
+		return nil, 0, err
+	}
+	return xq, q, nil
+}
+
+// directTemps returns the maximum-likelihood temperatures s_x^2 and s_y^2 of the Direct
+// method in the engine's internal units (the training data as the samplers see it), computed
+// from the model's mean weights exactly as the fit computes them (fitDirect).
+func (m *Model) directTemps() (sx2, sy2 float64) {
+	n, d, k, p := m.N, m.D, m.K, m.Dim
+	y := m.Embedding.RawMatrix().Data
+	for i := 0; i < n; i++ {
+		sx2 += residual2(m.st.x, d, i, m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k])
+		sy2 += residual2(y, p, i, m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k])
+	}
+	return sx2 / float64(n*d), sy2 / float64(n*p)
+}
+
+// sampleScratch is one worker's scratch space for TransformSampleOnto.
+type sampleScratch struct {
+	ws    *work
+	w     []float64 // the drawn weights (k)
+	basis []float64 // fibre / right singular basis, k x rmax
+	ud    []float64 // left singular vectors (EMPaper), d x min(d, k)
+	sq    []float64 // Gamma^{1/2} (DirectPaper), k x k
+	y     []float64 // the new point's base embedding (Direct), p
+}
+
+func newSampleScratch(k, d, p int) *sampleScratch {
+	rmax := max(k, d, p)
+	return &sampleScratch{ws: newWork(k, d), w: make([]float64, k), basis: make([]float64, k*rmax),
+		ud: make([]float64, d*min(d, k)), sq: make([]float64, k*k), y: make([]float64, p)}
+}
+
+// drawNew writes one draw of the weights of the new point xi with neighbours nbr into s.w. It
+// returns false when DirectPaper's matrix is singular without an explicit ridge.
+func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr []int32, a, sx2, sy2 float64) bool {
+	ws, w := s.ws, s.w
+	k, d, p := m.K, m.D, m.Dim
+	zero, _ := lleWeights(ws, w, m.st.x, d, xi, nbr, m.Reg, m.RegMode) // leaves G in ws.g, offsets in ws.z
+	switch m.Method {
+	case EM:
+		if zero {
+			return true // no geometry: sigma = 0, as in the fit
+		}
+		r, _ := fibreBasis(ws, s.basis, p)
+		if r == 0 {
+			return true
+		}
+		inv := 1 / float64(k)
+		c := 0.0
+		for _, v := range w {
+			c += (v - inv) * (v - inv)
+		}
+		xi := ws.xi[:k]
+		st.Normals(xi)
+		projectFibre(xi, s.basis, k, r)
+		f := math.Sqrt(a * c / float64(r))
+		for j := range w {
+			w[j] += f * xi[j]
+		}
+	case EMPaper:
+		sig := 0.0
+		for _, nb := range nbr {
+			sig += math.Abs(m.Sigma[nb])
+		}
+		sig /= float64(k)
+		r := paperSVD(ws, m.st.x, d, nbr, s.basis, s.ud)
+		xi := ws.xi[:k]
+		st.Normals(xi)
+		for q := 0; q < r; q++ { // (I - V V^T) xi
+			v := s.basis[q*k : (q+1)*k]
+			t := 0.0
+			for j, b := range v {
+				t += b * xi[j]
+			}
+			for j, b := range v {
+				xi[j] -= t * b
+			}
+		}
+		f := math.Sqrt(a * sig)
+		for j := range w {
+			w[j] += f * xi[j]
+		}
+	case Direct:
+		rr := ridge(kernels.Trace(ws.g, k), m.Reg, m.RegMode)
+		yb := m.Embedding.RawMatrix().Data
+		yn := s.y
+		for c := range yn {
+			yn[c] = 0
+		}
+		for j, nb := range nbr {
+			for c := 0; c < p; c++ {
+				yn[c] += w[j] * yb[int(nb)*p+c]
+			}
+		}
+		kernels.NeighborOffsets(ws.z, yb, p, yn, nbr)
+		kernels.Gram(ws.a, ws.z, k, p)
+		for j := 0; j < k*k; j++ {
+			ws.a[j] = ws.g[j]/sx2 + ws.a[j]/sy2
+		}
+		for j := 0; j < k; j++ {
+			ws.a[j*k+j] += rr / sx2
+		}
+		km1 := k - 1
+		m.st.perp.Restrict(ws.r, ws.a, ws.t)
+		if !kernels.Cholesky(ws.r, km1) {
+			return true // cannot happen for a positive ridge; keep the mean weights
+		}
+		z := ws.x2[:km1]
+		st.Normals(z)
+		kernels.LTSolve(ws.r, km1, z)
+		u := ws.xi[:k]
+		m.st.perp.FromPerp(u, z)
+		f := math.Sqrt(a)
+		for j := range w {
+			w[j] += f * u[j]
+		}
+	case DirectPaper:
+		if directPaperPoint(ws, m.st.x, d, m.Embedding.RawMatrix().Data, p, nbr, m.directRidge) && m.directRidge == 0 {
+			return false
+		}
+		symSqrtInv(s.sq, ws.e, ws.v, k)
+		xi := ws.xi[:k]
+		st.Normals(xi)
+		f := math.Sqrt(a)
+		for j := 0; j < k; j++ {
+			t := 0.0
+			for q, v := range s.sq[j*k : (j+1)*k] {
+				t += v * xi[q]
+			}
+			w[j] += f * t
+		}
+	}
+	return true
+}
