@@ -360,15 +360,16 @@ func resolveOptions(n int, o EigOptions) (eigConfig, error) {
 		}
 	}
 	room := n - len(c.defl)
-	if c.nev+1 > room {
+	if c.nev+3 > room {
 		return c, fmt.Errorf("sparse: eigensolver options: NEV = %d too large for n = %d with %d deflated vectors", c.nev, n, len(c.defl))
 	}
 	if c.ncv == 0 {
 		c.ncv = max(2*c.nev+10, 20)
 	}
-	c.ncv = min(c.ncv, room)
-	if c.ncv < c.nev+2 && c.ncv < room {
-		return c, fmt.Errorf("sparse: eigensolver options: NCV = %d, need at least NEV + 2 = %d", c.ncv, c.nev+2)
+	// The basis holds NCV+1 vectors orthogonal to the deflation space, so NCV < room.
+	c.ncv = min(c.ncv, room-1)
+	if c.ncv < c.nev+2 {
+		return c, fmt.Errorf("sparse: eigensolver options: NCV = %d, need at least NEV + 2 = %d (n = %d with %d deflated vectors is too small for Lanczos: use DenseSmallest)", c.ncv, c.nev+2, n, len(c.defl))
 	}
 	return c, nil
 }

@@ -570,3 +570,33 @@ func TestSmallestAdaptiveShift(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallestTinyProblems: sizes at the edge of the Krylov basis either work or return an
+// error, never panic.
+func TestSmallestTinyProblems(t *testing.T) {
+	for _, n := range []int{3, 4, 5, 6, 8, 13, 25} {
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = float64(i + 1)
+		}
+		a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int, n), Val: d}
+		for i := 0; i < n; i++ {
+			a.RowPtr[i+1], a.ColIdx[i] = i+1, i
+		}
+		one := make([]float64, n)
+		one[n-1] = 1
+		for _, defl := range [][][]float64{nil, {one}} {
+			res, err := NewEigensolver(a, newDenseCholOp(a)).Smallest(context.Background(), EigOptions{NEV: 2, Deflate: defl})
+			if err != nil {
+				t.Logf("n=%d deflate=%d: %v", n, len(defl), err)
+				continue
+			}
+			if res.Values[0] != 1 || res.Values[1] != 2 {
+				// Diagonal problem: exact eigenvalues 1 and 2 up to sigma + 1/nu round-off.
+				if math.Abs(res.Values[0]-1) > 1e-12 || math.Abs(res.Values[1]-2) > 1e-12 {
+					t.Fatalf("n=%d: values %v", n, res.Values)
+				}
+			}
+		}
+	}
+}

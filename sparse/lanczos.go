@@ -164,7 +164,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				return
 			}
 		}
-		panic("sparse: Lanczos: could not extend the Krylov basis") // cannot happen: NCV <= N - len(Deflate)
+		panic("sparse: Lanczos: could not extend the Krylov basis") // cannot happen: NCV < N - len(Deflate)
 	}
 
 	// Start vector: the normalised sum of the warm-start vectors, else random.
