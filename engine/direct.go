@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"time"
 
@@ -53,7 +54,8 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 		return &DegenerateError{Kind: "exact-reconstruction", Count: n, Example: -1,
 			Msg: fmt.Sprintf("direct: the LLE reconstruction is exact (s_x^2 = %g, s_y^2 = %g), so the maximum-likelihood temperatures are undefined: use the em method", sx2, sy2)}
 	}
-	m.Report.SX2, m.Report.SY2 = sx2, sy2
+	// Reported in the data's units (the fit works on data rescaled by 2^-scaleExp).
+	m.Report.SX2, m.Report.SY2 = math.Ldexp(sx2, 2*m.st.scaleExp), sy2
 	km1 := k - 1
 	stride := km1 * k / 2
 	m.st.chol = make([]float64, n*stride)

@@ -199,7 +199,6 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Report.SX2 = math.Ldexp(m.Report.SX2, 2*scaleExp) // in the data's units
 	return m, nil
 }
 

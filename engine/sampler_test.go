@@ -256,6 +256,9 @@ func TestRestoreRegeneratesSameEmbedding(t *testing.T) {
 		if !mat.Equal(a, b) {
 			t.Fatalf("%v: restored model generates a different embedding", meth)
 		}
+		if r.Report.SX2 != m.Report.SX2 || r.Report.SY2 != m.Report.SY2 {
+			t.Fatalf("%v: restored temperatures %g/%g, fitted %g/%g", meth, r.Report.SX2, r.Report.SY2, m.Report.SX2, m.Report.SY2)
+		}
 	}
 }
 
