@@ -48,8 +48,11 @@ bench: deps
 	@command -v benchstat >/dev/null 2>&1 || test -x "$$($(GO) env GOPATH)/bin/benchstat" || \
 	  { echo "installing benchstat"; GOBIN="$$($(GO) env GOPATH)/bin" $(GO) install golang.org/x/perf/cmd/benchstat@latest; }
 	mkdir -p $(BENCH_OUT)
+	cat /proc/loadavg > $(BENCH_OUT)/load_openblas.txt
 	$(GO) test $(GOFLAGS_BENCH) $(BENCH_PKGS) | tee $(BENCH_OUT)/openblas.txt
+	cat /proc/loadavg >> $(BENCH_OUT)/load_openblas.txt; cat /proc/loadavg > $(BENCH_OUT)/load_purego.txt
 	CGO_ENABLED=0 $(GO) test -tags purego $(GOFLAGS_BENCH) $(BENCH_PKGS) | tee $(BENCH_OUT)/purego.txt
+	cat /proc/loadavg >> $(BENCH_OUT)/load_purego.txt
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" benchstat openblas=$(BENCH_OUT)/openblas.txt purego=$(BENCH_OUT)/purego.txt | tee $(BENCH_OUT)/benchstat.txt
 
 # benchmarks-md: regenerate BENCHMARKS.md (never hand-typed numbers) from out/bench/: the

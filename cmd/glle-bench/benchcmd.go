@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,6 +111,7 @@ type benchRun struct {
 	NNZLPerRow   float64            `json:"nnz_l_per_row"`
 	Solves       int                `json:"solves"`
 	GenSolves    float64            `json:"generation_solves,omitempty"` // mean per generation
+	GenStages    []engine.StageTime `json:"generation_stages,omitempty"` // mean per generation
 	Error        string             `json:"error,omitempty"`
 }
 
@@ -322,6 +324,16 @@ func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m e
 		}
 		r.GenSeconds /= float64(r.Generations)
 		r.GenSolves /= float64(r.Generations)
+		for _, g := range s.Generations {
+			for _, st := range g.Stages {
+				i := slices.IndexFunc(r.GenStages, func(x engine.StageTime) bool { return x.Name == st.Name })
+				if i < 0 {
+					r.GenStages = append(r.GenStages, engine.StageTime{Name: st.Name})
+					i = len(r.GenStages) - 1
+				}
+				r.GenStages[i].Seconds += st.Seconds / float64(r.Generations)
+			}
+		}
 		if r.FitSeconds > 0 {
 			r.GenRatio = r.GenSeconds / r.FitSeconds
 		}
@@ -329,10 +341,39 @@ func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m e
 	return r
 }
 
-// benchStageColumns are the table's stage columns (engine stage names) and headers.
-var benchStageColumns = []struct{ name, head string }{
-	{"knn", "kNN"}, {"weights", "weights"}, {"em", "EM"}, {"assemble", "M assembly"},
-	{"analyze", "ordering+symbolic"}, {"factor", "factor"}, {"eigensolve", "eigensolve"}, {"direct", "direct factors"},
+// benchStageColumns are the table's stage columns: a header and the engine stage names summed
+// into it ("analyze" is the older name of ordering + symbolic analysis). Stages of no column
+// go to "other", so the columns add up to the fit total.
+var benchStageColumns = []struct {
+	head  string
+	names []string
+}{
+	{"kNN", []string{"knn"}}, {"weights", []string{"weights"}}, {"EM", []string{"em"}},
+	{"M assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
+	{"symbolic", []string{"symbolic"}}, {"factor", []string{"factor"}}, {"eigensolve", []string{"eigensolve"}},
+	{"direct factors", []string{"direct"}}, {"other", nil},
+}
+
+// stageSum returns the seconds of column c (ok = false when no stage belongs to it).
+func stageSum(stages []engine.StageTime, names []string) (float64, bool) {
+	v, ok := 0.0, false
+	for _, st := range stages {
+		in := false
+		if names == nil { // "other": every stage of no named column
+			in = true
+			for _, c := range benchStageColumns {
+				if slices.Contains(c.names, st.Name) {
+					in = false
+				}
+			}
+		} else {
+			in = slices.Contains(names, st.Name)
+		}
+		if in {
+			v, ok = v+st.Seconds, true
+		}
+	}
+	return v, ok
 }
 
 func fmtSec(s float64) string {
@@ -377,13 +418,7 @@ func writeBenchTable(w io.Writer, runs []benchRun) {
 			continue
 		}
 		for _, c := range benchStageColumns {
-			v, ok := 0.0, false
-			for _, st := range r.Stages {
-				if st.Name == c.name {
-					v, ok = v+st.Seconds, true
-				}
-			}
-			if ok {
+			if v, ok := stageSum(r.Stages, c.names); ok {
 				b.WriteString(" " + fmtSec(v) + " |")
 			} else {
 				b.WriteString(" - |")

@@ -60,6 +60,7 @@ type run struct {
 	NNZLPerRow   float64 `json:"nnz_l_per_row"`
 	Solves       int     `json:"solves"`
 	GenSolves    float64 `json:"generation_solves"`
+	GenStages    []stage `json:"generation_stages"`
 	Error        string  `json:"error"`
 }
 
@@ -238,9 +239,36 @@ func met(ok bool) string {
 	return "**not met**"
 }
 
-var stageCols = []struct{ name, head string }{
-	{"knn", "kNN"}, {"weights", "weights"}, {"em", "EM"}, {"assemble", "M assembly"},
-	{"analyze", "ordering+symbolic"}, {"factor", "factor"}, {"eigensolve", "eigensolve"}, {"direct", "direct factors"},
+// stageCols are the scaling table's stage columns: a header and the engine stage names summed
+// into it ("analyze" is the older name of ordering + symbolic analysis); stages of no column
+// go to "other", so the columns add up to the fit total.
+var stageCols = []struct {
+	head  string
+	names []string
+}{
+	{"kNN", []string{"knn"}}, {"weights", []string{"weights"}}, {"EM", []string{"em"}},
+	{"M assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
+	{"symbolic", []string{"symbolic"}}, {"factor", []string{"factor"}}, {"eigensolve", []string{"eigensolve"}},
+	{"direct factors", []string{"direct"}}, {"other", nil},
+}
+
+func stageSum(stages []stage, names []string) (float64, bool) {
+	v, ok := 0.0, false
+	for _, st := range stages {
+		in := slices.Contains(names, st.Name)
+		if names == nil {
+			in = true
+			for _, c := range stageCols {
+				if slices.Contains(c.names, st.Name) {
+					in = false
+				}
+			}
+		}
+		if in {
+			v, ok = v+st.Seconds, true
+		}
+	}
+	return v, ok
 }
 
 func scalingTable(b *strings.Builder, runs []run) {
@@ -260,13 +288,7 @@ func scalingTable(b *strings.Builder, runs []run) {
 		}
 		fmt.Fprintf(b, "| %d | %s | %s |", r.N, r.Method, r.Backend)
 		for _, c := range stageCols {
-			v, ok := 0.0, false
-			for _, st := range r.Stages {
-				if st.Name == c.name {
-					v, ok = v+st.Seconds, true
-				}
-			}
-			if ok {
+			if v, ok := stageSum(r.Stages, c.names); ok {
 				b.WriteString(" " + sec(v) + " |")
 			} else {
 				b.WriteString(" - |")
@@ -320,6 +342,22 @@ func quotedSections(path string, keys ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// loadFile returns the load averages recorded in path (one /proc/loadavg line each), joined.
+func loadFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "not recorded"
+	}
+	var parts []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 {
+			parts = append(parts, strings.Join(f[:3], " "))
+		}
+	}
+	return strings.Join(parts, " -> ")
 }
 
 // ---- document
@@ -397,7 +435,7 @@ func build(in, notes string) (string, error) {
 		if p != nil {
 			w("| LLE at n = 200k: >= 20x faster than scikit-learn (same run) | ours %s s, scikit-learn %s s: %.1fx | %s |\n", sec(p.OursSeconds), sec(p.Seconds), p.Seconds/p.OursSeconds, met(p.Seconds >= 20*p.OursSeconds))
 		} else {
-			w("| LLE at n = 200k: >= 20x faster than scikit-learn (same run) | ours %s s; scikit-learn not runnable here (%s). Against the *quoted* 37-40 s: %.1fx-%.1fx | **not measured** (quoted ratio only) |\n",
+			w("| LLE at n = 200k: >= 20x faster than scikit-learn (same run) | ours %s s; %s. Against the *quoted* 37-40 s: %.1fx-%.1fx | **not measured** (quoted ratio only) |\n",
 				sec(r.FitSeconds), strings.TrimSuffix(sl.PeersNote, ": peers skipped"), 37/r.FitSeconds, 40/r.FitSeconds)
 		}
 	}
@@ -435,6 +473,23 @@ func build(in, notes string) (string, error) {
 		p, _, ok2 := pg.get(pre, "ns/op")
 		if ok1 && ok2 {
 			w("| OpenBLAS >= 2x purego on factorization (`%s`) | purego / OpenBLAS = %.2fx | %s |\n", pre, p/o, met(p/o >= 2))
+		}
+	}
+	// Small dense kernels: hand-written Go against the backend's LAPACK.
+	for _, k := range []int{5, 10, 20} {
+		g, _, ok1 := ob.get(fmt.Sprintf("BenchmarkCholesky/k=%d/impl=go", k), "ns/op")
+		c, _, ok2 := ob.get(fmt.Sprintf("BenchmarkCholesky/k=%d/impl=backend", k), "ns/op")
+		p, _, ok3 := pg.get(fmt.Sprintf("BenchmarkCholesky/k=%d/impl=backend", k), "ns/op")
+		if ok1 && ok2 && ok3 {
+			best, who := c, "OpenBLAS/LAPACKE"
+			if p < best {
+				best, who = p, "gonum's Dpotrf"
+			}
+			verdict := "the hand-written Go kernel is fastest; both builds use it"
+			if g > best {
+				verdict = fmt.Sprintf("%s is %.2fx faster here, but the per-point code calls the hand-written Go kernel in both builds", who, g/best)
+			}
+			w("| small kernels: use the faster one in both builds (Cholesky k = %d) | hand-written Go %.0f ns, OpenBLAS/LAPACKE %.0f ns, gonum %.0f ns: %s | %s |\n", k, g, c, p, verdict, met(g <= best))
 		}
 	}
 	// Whole-suite geometric mean.
@@ -480,6 +535,24 @@ func build(in, notes string) (string, error) {
 	}
 	w("\nGenerative sweep (one extra generation after the fit) started %s, load average at start %s, at end %s:\n\n", sg.Started.Format(time.RFC3339), sg.LoadStart, sg.LoadEnd)
 	scalingTable(&b, sg.Runs)
+	first := true
+	for _, r := range sg.Runs {
+		if len(r.GenStages) == 0 {
+			continue
+		}
+		if first {
+			w("\nWhere the extra generation's time goes (seconds; \"rest\" = generation time minus its stages: the weight draws and copies):\n\n| n | method | stages of one generation |\n|---:|---|---|\n")
+			first = false
+		}
+		var parts []string
+		rest := r.GenSeconds
+		for _, st := range r.GenStages {
+			parts = append(parts, fmt.Sprintf("%s %s", st.Name, sec(st.Seconds)))
+			rest -= st.Seconds
+		}
+		parts = append(parts, "rest "+sec(rest))
+		w("| %d | %s | %s |\n", r.N, r.Method, strings.Join(parts, ", "))
+	}
 
 	// ---- kernels
 	w("\n## Per-point kernels and components (medians of make bench)\n\n")
@@ -508,7 +581,10 @@ func build(in, notes string) (string, error) {
 	}
 
 	w("\n## OpenBLAS vs purego (benchstat)\n\n")
-	w("`benchstat openblas=out/bench/openblas.txt purego=out/bench/purego.txt` (ratios > 0 %% mean the purego build is slower):\n\n")
+	w("`benchstat openblas=out/bench/openblas.txt purego=out/bench/purego.txt` (ratios > 0 %% mean the purego build is slower).\n")
+	w("The two builds run one after the other on a shared machine, so a change of load between the halves shows up as a\n")
+	w("difference even in code that is pure Go in both builds (kNN, M assembly, per-point kernels): read the ± columns.\n")
+	w("Load average (1, 5, 15 min) at the start and end of each half: OpenBLAS %s; purego %s.\n\n", loadFile(filepath.Join(in, "load_openblas.txt")), loadFile(filepath.Join(in, "load_purego.txt")))
 	w("```\n%s```\n", string(bstat))
 
 	w("\n## For context: quoted costs (not measured here)\n\n")
