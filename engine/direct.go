@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"time"
 
 	"glle/kernels"
@@ -28,43 +28,28 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 	t0 := time.Now()
 	prog(Progress{Stage: "direct"})
 	y := m.Embedding.RawMatrix().Data
-	const chunk = 1024
-	nc := parallel.NumChunks(n, chunk)
-	sx, sy := make([]float64, nc), make([]float64, nc)
-	err := parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, _, ch, lo, hi int) error {
-		ax, ay := 0.0, 0.0
-		for i := lo; i < hi; i++ {
-			ax += residual2(m.st.x, d, i, m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k])
-			ay += residual2(y, p, i, m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k])
-		}
-		sx[ch], sy[ch] = ax, ay
-		return nil
-	})
+	sx2, sy2, err := m.directTemperatures(ctx, y)
 	if err != nil {
 		return err
 	}
-	sx2, sy2 := 0.0, 0.0
-	for ch := 0; ch < nc; ch++ {
-		sx2 += sx[ch]
-		sy2 += sy[ch]
-	}
-	sx2 /= float64(n * d)
-	sy2 /= float64(n * p)
-	if !(sx2 > 0) || !(sy2 > 0) {
-		return &DegenerateError{Kind: "exact-reconstruction", Count: n, Example: -1,
-			Msg: fmt.Sprintf("direct: the LLE reconstruction is exact (s_x^2 = %g, s_y^2 = %g), so the maximum-likelihood temperatures are undefined: use the em method", sx2, sy2)}
-	}
+	m.st.sx2, m.st.sy2 = sx2, sy2
 	// Reported in the data's units (the fit works on data rescaled by 2^-scaleExp).
 	m.Report.SX2, m.Report.SY2 = math.Ldexp(sx2, 2*m.st.scaleExp), sy2
 	km1 := k - 1
 	stride := km1 * k / 2
 	m.st.chol = make([]float64, n*stride)
 	bad := make([]int, parallel.Workers(m.st.workers))
+	jit := make([]int, len(bad))
 	err = parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		ws := newWork(k, max(d, p))
 		for i := lo; i < hi; i++ {
-			if !directPoint(ws, &m.st.perp, m.st.x, d, y, p, i, m.Neighbors[i*k:(i+1)*k], s.Reg, s.RegMode, sx2, sy2, m.st.chol[i*stride:(i+1)*stride]) {
+			jittered, ok := directPoint(ws, &m.st.perp, m.st.x, d, m.st.x[i*d:(i+1)*d], y, p, y[i*p:(i+1)*p],
+				m.Neighbors[i*k:(i+1)*k], s.Reg, s.RegMode, sx2, sy2, m.st.chol[i*stride:(i+1)*stride])
+			if !ok {
 				bad[w]++
+			}
+			if jittered {
+				jit[w]++
 			}
 		}
 		return nil
@@ -73,8 +58,9 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 		return err
 	}
 	nb := 0
-	for _, b := range bad {
+	for w, b := range bad {
 		nb += b
+		m.Report.RegularizedPoints += jit[w]
 	}
 	if nb > 0 {
 		return &DegenerateError{Kind: "singular-gamma", Count: nb, Example: -1,
@@ -99,14 +85,73 @@ func residual2(v []float64, d, i int, nbr []int32, w []float64) float64 {
 	return s
 }
 
-// directPoint builds A_i, restricts it to 1-perp and writes the packed Cholesky factor of
-// Q^T A_i Q into dst. It returns false when the factorization fails.
-func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, y []float64, p, i int, nbr []int32, reg float64, mode RegMode, sx2, sy2 float64, dst []float64) bool {
+// tempFloor bounds the temperatures below: s_x^2 and s_y^2 are at least tempFloor times the mean
+// squared neighbour offset of their space. A reconstruction exact to round-off (the embedding
+// with k <= d + 2, say) would otherwise give a temperature of ~1e-26 and a Gamma_i too singular
+// to factor; the floor never binds on the paper's datasets (measured ratios >= 1e-9 up to
+// n = 1M).
+const tempFloor = 1e-10
+
+// directTemperatures computes the maximum-likelihood temperatures s_x^2 and s_y^2 (with their
+// floors) from the mean weights, in the engine's internal units; y is the base embedding.
+func (m *Model) directTemperatures(ctx context.Context, y []float64) (sx2, sy2 float64, err error) {
+	n, d, k, p := m.N, m.D, m.K, m.Dim
+	const chunk = 1024
+	nc := parallel.NumChunks(n, chunk)
+	part := make([]float64, 4*nc)
+	err = parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, _, ch, lo, hi int) error {
+		var ax, ay, ox, oy float64
+		for i := lo; i < hi; i++ {
+			nbr, w := m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k]
+			ax += residual2(m.st.x, d, i, nbr, w)
+			ay += residual2(y, p, i, nbr, w)
+			ox += offsets2(m.st.x, d, i, nbr)
+			oy += offsets2(y, p, i, nbr)
+		}
+		copy(part[4*ch:], []float64{ax, ay, ox, oy})
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	var ox, oy float64
+	for ch := 0; ch < nc; ch++ {
+		sx2 += part[4*ch]
+		sy2 += part[4*ch+1]
+		ox += part[4*ch+2]
+		oy += part[4*ch+3]
+	}
+	sx2 = math.Max(sx2/float64(n*d), tempFloor*ox/float64(n*k*d))
+	sy2 = math.Max(sy2/float64(n*p), tempFloor*oy/float64(n*k*p))
+	if !(sx2 > 0) || !(sy2 > 0) {
+		return 0, 0, &DegenerateError{Kind: "exact-reconstruction", Count: n, Example: -1,
+			Msg: fmt.Sprintf("direct: the temperatures are zero (s_x^2 = %g, s_y^2 = %g), so Gamma_i is undefined: use the em method", sx2, sy2)}
+	}
+	return sx2, sy2, nil
+}
+
+// offsets2 returns sum_j ||v_{nbr_j} - v_i||^2 for row-major vectors v of width d.
+func offsets2(v []float64, d, i int, nbr []int32) float64 {
+	s := 0.0
+	vi := v[i*d : i*d+d]
+	for _, nb := range nbr {
+		for c, a := range v[int(nb)*d : int(nb)*d+d] {
+			s += (a - vi[c]) * (a - vi[c])
+		}
+	}
+	return s
+}
+
+// directPoint builds A_i for the point with coordinates xi and embedding yi, restricts it to
+// 1-perp and writes the packed Cholesky factor of Q^T A_i Q into dst. When round-off makes the
+// factorization fail it adds a jitter of 1e-12 (then 1e-10, ...) times the mean diagonal and
+// reports jittered; ok is false when even that fails.
+func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, xi, y []float64, p int, yi []float64, nbr []int32, reg float64, mode RegMode, sx2, sy2 float64, dst []float64) (jittered, ok bool) {
 	k := ws.k
-	kernels.NeighborOffsets(ws.z, x, d, x[i*d:(i+1)*d], nbr)
+	kernels.NeighborOffsets(ws.z, x, d, xi, nbr)
 	kernels.Gram(ws.g, ws.z, k, d)
 	r := ridge(kernels.Trace(ws.g, k), reg, mode)
-	kernels.NeighborOffsets(ws.z, y, p, y[i*p:(i+1)*p], nbr)
+	kernels.NeighborOffsets(ws.z, y, p, yi, nbr)
 	kernels.Gram(ws.a, ws.z, k, p)
 	for j := 0; j < k*k; j++ {
 		ws.a[j] = ws.g[j]/sx2 + ws.a[j]/sy2
@@ -115,9 +160,19 @@ func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, y []float64, 
 		ws.a[j*k+j] += r / sx2
 	}
 	km1 := k - 1
-	perp.Restrict(ws.r, ws.a, ws.t)
-	if !kernels.Cholesky(ws.r, km1) {
-		return false
+	perp.Restrict(ws.c, ws.a, ws.t)
+	copy(ws.r, ws.c[:km1*km1])
+	jitter := 1e-12 * kernels.Trace(ws.c, km1) / float64(km1)
+	for !kernels.Cholesky(ws.r, km1) {
+		if jittered && jitter > 1e-2*kernels.Trace(ws.c, km1) {
+			return true, false
+		}
+		jittered = true
+		copy(ws.r, ws.c[:km1*km1])
+		for j := 0; j < km1; j++ {
+			ws.r[j*km1+j] += jitter
+		}
+		jitter *= 100
 	}
 	q := 0
 	for a := 0; a < km1; a++ {
@@ -126,7 +181,7 @@ func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, y []float64, 
 			q++
 		}
 	}
-	return true
+	return jittered, true
 }
 
 // ltSolvePacked overwrites b with L^{-T} b for the packed lower-triangular L (row a holds

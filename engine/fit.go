@@ -34,8 +34,10 @@ type state struct {
 	basis []float64
 	rmax  int
 
-	// Direct: packed lower Cholesky factor L_i of Q^T A_i Q ((k-1)k/2 per point).
-	chol []float64
+	// Direct: packed lower Cholesky factor L_i of Q^T A_i Q ((k-1)k/2 per point) and the
+	// temperatures s_x^2, s_y^2 in internal units.
+	chol     []float64
+	sx2, sy2 float64
 	// DirectPaper: symmetric square root of Gamma_i (k x k per point).
 	sqrt []float64
 

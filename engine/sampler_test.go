@@ -320,3 +320,23 @@ func TestWorkersBitIdenticalLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectSmallK: with k = 5 on a 3-D roll the LLE reconstruction of the embedding is exact
+// to round-off (s_y^2 ~ 1e-26 raw), which made Gamma_i unfactorable; the temperature floor
+// (tempFloor) keeps the fit and its draws finite.
+func TestDirectSmallK(t *testing.T) {
+	m, err := Fit(context.Background(), rollForTest(3000, 21), Settings{Method: Direct, K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Y, _, err := m.Generate(context.Background(), 1, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Y.RawMatrix().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatal("non-finite generation")
+		}
+	}
+	t.Logf("s_x^2 %g, s_y^2 %g, regularized %d", m.Report.SX2, m.Report.SY2, m.Report.RegularizedPoints)
+}

@@ -79,7 +79,7 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 	out := make([]float64, q*p)
 	var sx2, sy2 float64
 	if m.Method == Direct {
-		sx2, sy2 = m.directTemps()
+		sx2, sy2 = m.st.sx2, m.st.sy2
 	}
 	var singular atomic.Int64
 	first := atomic.Int64{}
@@ -147,19 +147,6 @@ func (m *Model) newPoints(Xnew *mat.Dense) ([]float64, int, error) {
 	return xq, q, nil
 }
 
-// directTemps returns the maximum-likelihood temperatures s_x^2 and s_y^2 of the Direct
-// method in the engine's internal units (the training data as the samplers see it), computed
-// from the model's mean weights exactly as the fit computes them (fitDirect).
-func (m *Model) directTemps() (sx2, sy2 float64) {
-	n, d, k, p := m.N, m.D, m.K, m.Dim
-	y := m.Embedding.RawMatrix().Data
-	for i := 0; i < n; i++ {
-		sx2 += residual2(m.st.x, d, i, m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k])
-		sy2 += residual2(y, p, i, m.Neighbors[i*k:(i+1)*k], m.Weights[i*k:(i+1)*k])
-	}
-	return sx2 / float64(n*d), sy2 / float64(n*p)
-}
-
 // sampleScratch is one worker's scratch space for TransformSampleOnto.
 type sampleScratch struct {
 	ws    *work
@@ -168,12 +155,13 @@ type sampleScratch struct {
 	ud    []float64 // left singular vectors (EMPaper), d x min(d, k)
 	sq    []float64 // Gamma^{1/2} (DirectPaper), k x k
 	y     []float64 // the new point's base embedding (Direct), p
+	l     []float64 // packed Cholesky factor (Direct), (k-1)k/2
 }
 
 func newSampleScratch(k, d, p int) *sampleScratch {
 	rmax := max(k, d, p)
 	return &sampleScratch{ws: newWork(k, d), w: make([]float64, k), basis: make([]float64, k*rmax),
-		ud: make([]float64, d*min(d, k)), sq: make([]float64, k*k), y: make([]float64, p)}
+		ud: make([]float64, d*min(d, k)), sq: make([]float64, k*k), y: make([]float64, p), l: make([]float64, k*k)}
 }
 
 // drawNew writes one draw of the weights of the new point xi with neighbours nbr into s.w. It
@@ -227,7 +215,6 @@ func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr 
 			w[j] += f * xi[j]
 		}
 	case Direct:
-		rr := ridge(kernels.Trace(ws.g, k), m.Reg, m.RegMode)
 		yb := m.Embedding.RawMatrix().Data
 		yn := s.y
 		for c := range yn {
@@ -238,22 +225,14 @@ func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr 
 				yn[c] += w[j] * yb[int(nb)*p+c]
 			}
 		}
-		kernels.NeighborOffsets(ws.z, yb, p, yn, nbr)
-		kernels.Gram(ws.a, ws.z, k, p)
-		for j := 0; j < k*k; j++ {
-			ws.a[j] = ws.g[j]/sx2 + ws.a[j]/sy2
-		}
-		for j := 0; j < k; j++ {
-			ws.a[j*k+j] += rr / sx2
-		}
 		km1 := k - 1
-		m.st.perp.Restrict(ws.r, ws.a, ws.t)
-		if !kernels.Cholesky(ws.r, km1) {
+		l := s.l[:km1*k/2]
+		if _, ok := directPoint(ws, &m.st.perp, m.st.x, d, xi, yb, p, yn, nbr, m.Reg, m.RegMode, sx2, sy2, l); !ok {
 			return true // cannot happen for a positive ridge; keep the mean weights
 		}
 		z := ws.x2[:km1]
 		st.Normals(z)
-		kernels.LTSolve(ws.r, km1, z)
+		ltSolvePacked(l, km1, z)
 		u := ws.xi[:k]
 		m.st.perp.FromPerp(u, z)
 		f := math.Sqrt(a)

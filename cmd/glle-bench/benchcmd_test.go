@@ -88,3 +88,13 @@ func TestBenchBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestBenchHelp(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"help", "bench"}, {"bench", "-h"}} {
+		r := runBin(t, dir, args...)
+		if r.code != exitOK || !strings.Contains(r.stdout, "-sizes") || !strings.Contains(r.stdout, "-peers") {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+	}
+}

@@ -48,6 +48,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" { // the scaling sweep parses its own flags (benchcmd.go)
 		return runBenchCommand(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) == 2 && args[0] == "help" && args[1] == "bench" {
+		return runBenchCommand(ctx, []string{"-h"}, stdout, stderr)
+	}
 
 	cfg, err := parseArgs(args)
 	if errors.Is(err, errHelp) {
