@@ -152,7 +152,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 		Method: s.Method, K: s.K, Dim: s.Dim, Reg: s.Reg, RegMode: s.RegMode, Scaling: s.Scaling,
 		N: n, D: d, X: x, directRidge: s.DirectRidge,
 	}
-	m.st = state{workers: workers, x: xs, scaleExp: scaleExp, perp: newPerp(s.K), memLimit: memLimit, memCheck: true}
+	m.st = state{workers: workers, x: xs, scaleExp: scaleExp, perp: kernels.NewPerp(s.K), memLimit: memLimit, memCheck: true}
 	m.Report = Report{Method: s.Method.String(), Backend: kernels.Current().Name(), N: n, D: d, K: s.K, Dim: s.Dim, Workers: workers}
 	m.Report.Memory = &memEst
 	prog := progressFunc(s.Progress)
@@ -161,7 +161,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	prog(Progress{Stage: "knn"})
 	idx, dist, err := knn.Graph(ctx, xs, n, d, s.K, knn.Options{Workers: workers})
 	if err != nil {
-		return nil, wrapCtx(err)
+		return nil, err
 	}
 	if m.Report.DuplicatePoints, err = checkNeighbourhoods(dist, n, s.K); err != nil {
 		return nil, err
@@ -210,9 +210,6 @@ func progressFunc(f func(Progress)) func(Progress) {
 	}
 	return f
 }
-
-// wrapCtx returns context errors as they are and everything else unchanged.
-func wrapCtx(err error) error { return err }
 
 // fitLLEWeights computes the LLE weights (Eq. (9)) of every point, and for EM also the fibre
 // bases and the sigma_i of Alg. 1.

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"glle/engine/knn"
+	"glle/kernels"
 	"glle/parallel"
 )
 
@@ -114,7 +115,7 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		return nil, fmt.Errorf("incompatible model: %w", err)
 	}
 	m.st = state{workers: parallel.Workers(workers), x: xs, scaleExp: scaleExp}
-	m.st.perp = newPerp(k)
+	m.st.perp = kernels.NewPerp(k)
 	m.Report = Report{Method: s.Method.String(), N: n, D: d, K: k, Dim: p, Workers: m.st.workers}
 	switch s.Method {
 	case EM:

@@ -92,5 +92,3 @@ func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr [
 	}
 	return zeroGram, extra
 }
-
-func newPerp(k int) kernels.Perp { return kernels.NewPerp(k) }

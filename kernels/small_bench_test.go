@@ -49,7 +49,7 @@ func cholOK(a, l []float64, k int) bool {
 
 func BenchmarkCholesky(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range []int{5, 10, 20} {
+	for _, k := range []int{5, 10, 16, 20} {
 		a := spd(rng, k)
 		work := make([]float64, k*k)
 		lap := kernels.Current().LAPACK()
@@ -57,7 +57,8 @@ func BenchmarkCholesky(b *testing.B) {
 			name string
 			fn   func() bool
 		}{
-			{"go", func() bool { copy(work, a); return kernels.Cholesky(work, k) }},
+			{"go", func() bool { copy(work, a); return kernels.CholeskySmall(work, k) }},
+			{"dispatch", func() bool { copy(work, a); return kernels.Cholesky(work, k) }},
 			{"backend", func() bool { copy(work, a); return lap.Dpotrf(blas.Lower, k, work, k) }},
 		}
 		for _, im := range impls {

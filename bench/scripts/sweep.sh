@@ -15,3 +15,7 @@ fi
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_gen.json" ]; then
   ./bin/glle-bench bench -sizes "$gen_sizes" -methods em,direct -generations 1 -json "$out/sweep_gen.json" | tee "$out/sweep_gen.md"
 fi
+if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_lle_purego.json" ]; then
+  CGO_ENABLED=0 go build -tags purego -o bin/glle-bench-purego ./cmd/glle-bench
+  ./bin/glle-bench-purego bench -sizes "${SWEEP_PUREGO_SIZES:-100000,1000000}" -methods lle -json "$out/sweep_lle_purego.json" | tee "$out/sweep_lle_purego.md"
+fi
