@@ -44,85 +44,21 @@ func (f *Factor) tmpBuf(n int) []float64 {
 	return f.tmp[:n]
 }
 
-// forward solves L y = y in place (permuted numbering).
+// forward solves L y = y in place (permuted numbering), one supernode after the other.
 func (f *Factor) forward(y []float64) {
-	s := f.s
 	bl := kernels.Current().BLAS()
-	tmp := f.tmpBuf(s.maxUpdate)
-	for t := 0; t < s.ns; t++ {
-		c0 := int(s.sFirst[t])
-		w := int(s.sFirst[t+1]) - c0
-		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
-		mu := len(rows)
-		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
-		xc := y[c0 : c0+w]
-		if w < solveBLASWidth {
-			for i := range xc {
-				li := p[i*w : i*w+i]
-				v := xc[i]
-				for j, l := range li {
-					v -= l * xc[j]
-				}
-				xc[i] = v / p[i*w+i]
-			}
-			for k, r := range rows {
-				li := p[(w+k)*w : (w+k)*w+w]
-				v := 0.0
-				for j, l := range li {
-					v += l * xc[j]
-				}
-				y[r] -= v
-			}
-			continue
-		}
-		bl.Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, w, p, w, xc, 1)
-		if mu > 0 {
-			tv := tmp[:mu]
-			bl.Dgemv(blas.NoTrans, mu, w, 1, p[w*w:], w, xc, 1, 0, tv, 1)
-			for k, r := range rows {
-				y[r] -= tv[k]
-			}
-		}
+	tmp := f.tmpBuf(f.s.maxUpdate)
+	for t := 0; t < f.s.ns; t++ {
+		f.forwardNode(bl, t, y, tmp, 0, nil)
 	}
 }
 
-// backward solves L^T y = y in place (permuted numbering).
+// backward solves L^T y = y in place (permuted numbering), one supernode after the other.
 func (f *Factor) backward(y []float64) {
-	s := f.s
 	bl := kernels.Current().BLAS()
-	tmp := f.tmpBuf(s.maxUpdate)
-	for t := s.ns - 1; t >= 0; t-- {
-		c0 := int(s.sFirst[t])
-		w := int(s.sFirst[t+1]) - c0
-		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
-		mu := len(rows)
-		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
-		xc := y[c0 : c0+w]
-		if w < solveBLASWidth {
-			for k, r := range rows {
-				li := p[(w+k)*w : (w+k)*w+w]
-				yr := y[r]
-				for j, l := range li {
-					xc[j] -= l * yr
-				}
-			}
-			for i := w - 1; i >= 0; i-- {
-				xc[i] /= p[i*w+i]
-				v := xc[i]
-				for j, l := range p[i*w : i*w+i] {
-					xc[j] -= l * v
-				}
-			}
-			continue
-		}
-		if mu > 0 {
-			tv := tmp[:mu]
-			for k, r := range rows {
-				tv[k] = y[r]
-			}
-			bl.Dgemv(blas.Trans, mu, w, -1, p[w*w:], w, tv, 1, 1, xc, 1)
-		}
-		bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, w, p, w, xc, 1)
+	tmp := f.tmpBuf(f.s.maxUpdate)
+	for t := f.s.ns - 1; t >= 0; t-- {
+		f.backwardNode(bl, t, y, tmp)
 	}
 }
 
