@@ -24,6 +24,26 @@ func settingsFor(m Method) Settings {
 
 var allMethods = []Method{LLE, EM, Direct, EMPaper, DirectPaper}
 
+// fitFinite fits X with s and checks the embedding and, for a generative method, generation 0
+// of seed are finite (errors name the case name and the method).
+func fitFinite(t *testing.T, name string, X *mat.Dense, s Settings, seed uint64) {
+	t.Helper()
+	m, err := Fit(context.Background(), X, s)
+	if err != nil {
+		t.Errorf("%s %v: %v", name, s.Method, err)
+		return
+	}
+	allFinite(t, name+" "+s.Method.String(), m.Embedding)
+	if s.Method.Generative() {
+		Y, _, err := m.Generate(context.Background(), seed, 0, 1)
+		if err != nil {
+			t.Errorf("%s %v generate: %v", name, s.Method, err)
+			return
+		}
+		allFinite(t, name+" "+s.Method.String()+" generation", Y)
+	}
+}
+
 func mustFit(t *testing.T, X *mat.Dense, s Settings) *Model {
 	t.Helper()
 	m, err := Fit(context.Background(), X, s)
@@ -174,20 +194,7 @@ func TestLowRankNeighbourhoods(t *testing.T) {
 		for _, meth := range allMethods {
 			s := settingsFor(meth)
 			s.Dim = c.dim
-			m, err := Fit(context.Background(), c.X, s)
-			if err != nil {
-				t.Errorf("%s %v: %v", c.name, meth, err)
-				continue
-			}
-			allFinite(t, c.name+" "+meth.String(), m.Embedding)
-			if meth.Generative() {
-				Y, _, err := m.Generate(context.Background(), 2, 0, 1)
-				if err != nil {
-					t.Errorf("%s %v generate: %v", c.name, meth, err)
-					continue
-				}
-				allFinite(t, c.name+" "+meth.String()+" generation", Y)
-			}
+			fitFinite(t, c.name, c.X, s, 2)
 		}
 	}
 }
@@ -298,20 +305,7 @@ func TestSmallShapes(t *testing.T) {
 		for _, meth := range allMethods {
 			s := settingsFor(meth)
 			s.K, s.Dim = c.k, c.p
-			m, err := Fit(context.Background(), c.X, s)
-			if err != nil {
-				t.Errorf("%s %v: %v", c.name, meth, err)
-				continue
-			}
-			allFinite(t, c.name+" "+meth.String(), m.Embedding)
-			if meth.Generative() {
-				Y, _, err := m.Generate(context.Background(), 1, 0, 1)
-				if err != nil {
-					t.Errorf("%s %v generate: %v", c.name, meth, err)
-					continue
-				}
-				allFinite(t, c.name+" "+meth.String()+" generation", Y)
-			}
+			fitFinite(t, c.name, c.X, s, 1)
 		}
 	}
 }

@@ -341,39 +341,10 @@ func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m e
 	return r
 }
 
-// benchStageColumns are the table's stage columns: a header and the engine stage names summed
-// into it ("analyze" is the older name of ordering + symbolic analysis). Stages of no column
-// go to "other", so the columns add up to the fit total.
-var benchStageColumns = []struct {
-	head  string
-	names []string
-}{
-	{"kNN", []string{"knn"}}, {"weights", []string{"weights"}}, {"EM", []string{"em"}},
-	{"M assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
-	{"symbolic", []string{"symbolic"}}, {"factor", []string{"factor"}}, {"eigensolve", []string{"eigensolve"}},
-	{"direct factors", []string{"direct"}}, {"other", nil},
-}
-
-// stageSum returns the seconds of column c (ok = false when no stage belongs to it).
+// stageSum returns the seconds of the stage column with stage names names (ok = false when no
+// stage belongs to it).
 func stageSum(stages []engine.StageTime, names []string) (float64, bool) {
-	v, ok := 0.0, false
-	for _, st := range stages {
-		in := false
-		if names == nil { // "other": every stage of no named column
-			in = true
-			for _, c := range benchStageColumns {
-				if slices.Contains(c.names, st.Name) {
-					in = false
-				}
-			}
-		} else {
-			in = slices.Contains(names, st.Name)
-		}
-		if in {
-			v, ok = v+st.Seconds, true
-		}
-	}
-	return v, ok
+	return bench.StageSum(stages, names, func(st engine.StageTime) (string, float64) { return st.Name, st.Seconds })
 }
 
 func fmtSec(s float64) string {
@@ -400,25 +371,25 @@ func fmtBytes(b int64) string {
 func writeBenchTable(w io.Writer, runs []benchRun) {
 	var b strings.Builder
 	b.WriteString("| n | method | backend |")
-	for _, c := range benchStageColumns {
-		b.WriteString(" " + c.head + " |")
+	for _, c := range bench.StageColumns {
+		b.WriteString(" " + c.Head + " |")
 	}
 	b.WriteString(" fit total | generation | gen/fit | peak RSS | nnz(L)/row | solves (fit / gen) |\n|---|---|---|")
-	for range benchStageColumns {
+	for range bench.StageColumns {
 		b.WriteString("---:|")
 	}
 	b.WriteString("---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range runs {
 		fmt.Fprintf(&b, "| %d | %s | %s |", r.N, r.Method, orDash(r.Backend))
 		if r.Error != "" {
-			for range benchStageColumns {
+			for range bench.StageColumns {
 				b.WriteString(" |")
 			}
 			fmt.Fprintf(&b, " failed: %s | | | | | |\n", strings.ReplaceAll(clip(r.Error), "|", "/"))
 			continue
 		}
-		for _, c := range benchStageColumns {
-			if v, ok := stageSum(r.Stages, c.names); ok {
+		for _, c := range bench.StageColumns {
+			if v, ok := stageSum(r.Stages, c.Names); ok {
 				b.WriteString(" " + fmtSec(v) + " |")
 			} else {
 				b.WriteString(" - |")

@@ -212,20 +212,14 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	}
 	prog := newProgress(e.stderr, e.tty && !c.quiet)
 	defer prog.close()
-	prog.update("restore", 0, 0, false)
-	t0 := time.Now()
-	m, err := engine.Restore(ctx, sv, c.workers, sol)
+	m, restore, err := restoreModel(ctx, prog, sv, c.model, c.workers, sol)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return badInput("re-save it with 'glle-bench embed -model DIR'", "model %q is incompatible (%v)", clip(c.model), oneLine(err.Error()))
+		return err
 	}
-	prog.update("restore", 0, 0, true)
 	n, d := sv.X.Dims()
 	sum := summary{Command: "generate", Method: m.Method.String(), Input: c.model, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
-		Stages: []engine.StageTime{{Name: "restore", Seconds: time.Since(t0).Seconds()}}}
+		Stages: []engine.StageTime{restore}}
 	if sum.Backend == "" {
 		sum.Backend = "default"
 	}

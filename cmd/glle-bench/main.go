@@ -1,10 +1,8 @@
-// Command glle-bench runs LLE and generative LLE (GLLE) from the command line: it writes the
-// paper's datasets, fits a method to a data file or dataset, draws generations, saves and
-// restores models and draws the paper's figures. Run 'glle-bench help' for the commands.
-//
-// The binary is thin: every numeric step is in glle/engine and glle/bench; this package parses
-// flags, reads and writes files, prints progress and the run summary, and plots.
 package main
+
+// The binary is thin: every numeric step is in glle/engine and glle/bench; this package parses
+// flags, reads and writes files, prints progress and the run summary, and plots. Run
+// 'glle-bench help' for the commands.
 
 import (
 	"context"

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -141,6 +142,22 @@ func modelErr(dir, fix, format string, a ...any) error {
 }
 
 const resave = "re-save it with 'glle-bench embed -model DIR'"
+
+// restoreModel rebuilds the model read from folder dir, shown as the "restore" stage of prog; a
+// model Restore rejects is bad input unless ctx was cancelled. It returns the stage's time.
+func restoreModel(ctx context.Context, prog *progress, sv engine.Saved, dir string, workers int, sol engine.Solver) (*engine.Model, engine.StageTime, error) {
+	prog.update("restore", 0, 0, false)
+	t0 := time.Now()
+	m, err := engine.Restore(ctx, sv, workers, sol)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, engine.StageTime{}, err
+		}
+		return nil, engine.StageTime{}, badInput(resave, "model %q is incompatible (%v)", clip(dir), oneLine(err.Error()))
+	}
+	prog.update("restore", 0, 0, true)
+	return m, engine.StageTime{Name: "restore", Seconds: time.Since(t0).Seconds()}, nil
+}
 
 // loadModel reads and validates the folder of a generative model.
 func loadModel(dir string) (engine.Saved, modelMeta, error) { return loadModelFor(dir, true) }

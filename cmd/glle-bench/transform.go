@@ -146,21 +146,15 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	}
 	prog := newProgress(e.stderr, e.tty && !c.quiet)
 	defer prog.close()
-	prog.update("restore", 0, 0, false)
-	t0 := time.Now()
-	m, err := engine.Restore(ctx, sv, c.workers, sol)
+	m, restore, err := restoreModel(ctx, prog, sv, c.model, c.workers, sol)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		return badInput(resave, "model %q is incompatible (%v)", clip(c.model), oneLine(err.Error()))
+		return err
 	}
-	prog.update("restore", 0, 0, true)
 	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
-		Stages: []engine.StageTime{{Name: "restore", Seconds: time.Since(t0).Seconds()}}}
+		Stages: []engine.StageTime{restore}}
 
-	t0 = time.Now()
+	t0 := time.Now()
 	prog.update("transform", 0, 0, false)
 	Y, err := m.Transform(ctx, Xnew)
 	if err != nil {

@@ -66,19 +66,7 @@ func BenchmarkKDTree(b *testing.B) {
 			})
 			// The whole parallel Graph call (build + queries), all cores.
 			b.Run(name+"/graph", func(b *testing.B) {
-				idx, _, err := Graph(ctx, x, n, d, k, Options{Method: KDTree})
-				if err != nil {
-					b.Fatal(err)
-				}
-				checkSampled(b, x, n, d, k, idx)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					if _, _, err := Graph(ctx, x, n, d, k, Options{Method: KDTree}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+				benchGraph(ctx, b, x, n, d, k, Options{Method: KDTree})
 			})
 		}
 	}
@@ -90,21 +78,27 @@ func BenchmarkBrute(b *testing.B) {
 		d, k := 64, 10
 		x := randData(rand.New(rand.NewPCG(2, 2)), n, d)
 		b.Run(fmt.Sprintf("n=%d/d=%d/k=%d", n, d, k), func(b *testing.B) {
-			idx, _, err := Graph(ctx, x, n, d, k, Options{Method: Brute})
-			if err != nil {
-				b.Fatal(err)
-			}
-			checkSampled(b, x, n, d, k, idx)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				if _, _, err := Graph(ctx, x, n, d, k, Options{Method: Brute}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+			benchGraph(ctx, b, x, n, d, k, Options{Method: Brute})
 		})
 	}
+}
+
+// benchGraph times whole Graph calls with opt on x (checked once against brute force first) in
+// points/s.
+func benchGraph(ctx context.Context, b *testing.B, x []float64, n, d, k int, opt Options) {
+	idx, _, err := Graph(ctx, x, n, d, k, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	checkSampled(b, x, n, d, k, idx)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := Graph(ctx, x, n, d, k, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
 }
 
 // checkSampled compares the neighbour distances of a few points of the graph idx with a

@@ -1,8 +1,9 @@
-// Command benchmd writes BENCHMARKS.md from saved benchmark outputs (make benchmarks-md): the
-// go test -bench outputs of both builds and their benchstat comparison (make bench), the JSON
-// reports of the glle-bench bench sweep (bench/scripts/sweep.sh), the machine description and
-// the quoted reference costs. It types no number itself: every figure comes from those files.
 package main
+
+// benchmd reads the go test -bench outputs of both builds and their benchstat comparison (make
+// bench), the JSON reports of the glle-bench bench sweep (bench/scripts/sweep.sh), the machine
+// description and the quoted reference costs. It types no number itself: every figure comes
+// from those files.
 
 import (
 	"bufio"
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"glle/bench"
 	"glle/cgo"
 )
 
@@ -239,45 +241,17 @@ func met(ok bool) string {
 	return "**not met**"
 }
 
-// stageCols are the scaling table's stage columns: a header and the engine stage names summed
-// into it ("analyze" is the older name of ordering + symbolic analysis); stages of no column
-// go to "other", so the columns add up to the fit total.
-var stageCols = []struct {
-	head  string
-	names []string
-}{
-	{"kNN", []string{"knn"}}, {"weights", []string{"weights"}}, {"EM", []string{"em"}},
-	{"M assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
-	{"symbolic", []string{"symbolic"}}, {"factor", []string{"factor"}}, {"eigensolve", []string{"eigensolve"}},
-	{"direct factors", []string{"direct"}}, {"other", nil},
-}
-
 func stageSum(stages []stage, names []string) (float64, bool) {
-	v, ok := 0.0, false
-	for _, st := range stages {
-		in := slices.Contains(names, st.Name)
-		if names == nil {
-			in = true
-			for _, c := range stageCols {
-				if slices.Contains(c.names, st.Name) {
-					in = false
-				}
-			}
-		}
-		if in {
-			v, ok = v+st.Seconds, true
-		}
-	}
-	return v, ok
+	return bench.StageSum(stages, names, func(st stage) (string, float64) { return st.Name, st.Seconds })
 }
 
 func scalingTable(b *strings.Builder, runs []run) {
 	b.WriteString("| n | method | backend |")
-	for _, c := range stageCols {
-		b.WriteString(" " + c.head + " |")
+	for _, c := range bench.StageColumns {
+		b.WriteString(" " + c.Head + " |")
 	}
 	b.WriteString(" fit total | wall | one more generation | gen / fit | peak RSS | nnz(L)/row | solves (fit / gen) |\n|---:|---|---|")
-	for range stageCols {
+	for range bench.StageColumns {
 		b.WriteString("---:|")
 	}
 	b.WriteString("---:|---:|---:|---:|---:|---:|---:|\n")
@@ -287,8 +261,8 @@ func scalingTable(b *strings.Builder, runs []run) {
 			continue
 		}
 		fmt.Fprintf(b, "| %d | %s | %s |", r.N, r.Method, r.Backend)
-		for _, c := range stageCols {
-			if v, ok := stageSum(r.Stages, c.names); ok {
+		for _, c := range bench.StageColumns {
+			if v, ok := stageSum(r.Stages, c.Names); ok {
 				b.WriteString(" " + sec(v) + " |")
 			} else {
 				b.WriteString(" - |")

@@ -1,0 +1,43 @@
+package bench
+
+import "slices"
+
+// StageColumn is a column of a benchmark table: a header and the engine stage names summed
+// into it; nil Names is "other", every stage of no named column.
+type StageColumn struct {
+	Head  string
+	Names []string
+}
+
+// StageColumns are the benchmark tables' stage columns ("analyze" is the older name of ordering
+// + symbolic analysis); stages of no column go to "other", so the columns add up to the fit total.
+var StageColumns = []StageColumn{
+	{"kNN", []string{"knn"}}, {"weights", []string{"weights"}}, {"EM", []string{"em"}},
+	{"M assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
+	{"symbolic", []string{"symbolic"}}, {"factor", []string{"factor"}}, {"eigensolve", []string{"eigensolve"}},
+	{"direct factors", []string{"direct"}}, {"other", nil},
+}
+
+// StageSum returns the seconds of the stages summed into the column with stage names names
+// (ok = false when no stage belongs to it); stage gives a stage's name and seconds.
+func StageSum[S any](stages []S, names []string, stage func(S) (string, float64)) (float64, bool) {
+	v, ok := 0.0, false
+	for _, st := range stages {
+		name, sec := stage(st)
+		in := false
+		if names == nil { // "other": every stage of no named column
+			in = true
+			for _, c := range StageColumns {
+				if slices.Contains(c.Names, name) {
+					in = false
+				}
+			}
+		} else {
+			in = slices.Contains(names, name)
+		}
+		if in {
+			v, ok = v+sec, true
+		}
+	}
+	return v, ok
+}
