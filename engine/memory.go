@@ -112,6 +112,11 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	}
 	// M: CSR (row pointers, column indices, values), the reverse graph and per-worker marks.
 	e.M = 8*(N+1) + 16*nnzM + 8*N + 4*N*K + 2*4*N
+	if method.Generative() {
+		// The refill plan of the generations: (k+1) offsets per contribution, k+1 contributions
+		// per point on average, 2 bytes each (sparse.MPattern.PrepareRefill).
+		e.M += 2*(K+1)*(K+1)*N + 8*(N+1)
+	}
 	// Symbolic analysis: permutations, tree, column counts, supernode rows (about one per
 	// stored column panel row), the assembly map of A's lower triangle (8 bytes an entry)
 	// and the ordering's adjacency graph (transient, 4 bytes an off-diagonal entry).

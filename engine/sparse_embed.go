@@ -55,6 +55,12 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		return nil, nil, er, &DegenerateError{Kind: "nonfinite", Count: 1, Example: -1,
 			Msg: fmt.Sprintf("assembling M failed: %v (weights too large: lower the covariance scale)", err)}
 	}
+	if m.Method.Generative() {
+		// Generations refill M: precompute where every contribution lands (once).
+		if err := s.pat.PrepareRefill(ctx, m.st.workers); err != nil {
+			return nil, nil, er, err
+		}
+	}
 	rep.stage("assemble", t0)
 	prog(Progress{Stage: "assemble", Final: true})
 	if s.op == nil {

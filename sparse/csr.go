@@ -33,6 +33,11 @@ type MPattern struct {
 	colIdx []int     // nnz, sorted within each row
 	val    []float64 // nnz
 	mark   [][]int32 // one n-length scratch per worker
+
+	// Refill plan (PrepareRefill): for every row, the offsets inside the row of the k+1
+	// entries each contributor touches, in Fill's order. posPtr[a] = start of row a's offsets.
+	posPtr []int64
+	pos    []uint16
 }
 
 // NewMPattern computes the CSR pattern of M = (I - W)^T (I - W) (paper Eq. (43)) from the
@@ -216,6 +221,9 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	p.ensureScratch(workers)
 	nbr, rowPtr, colIdx, val := p.nbr, p.rowPtr, p.colIdx, p.val
 	revPtr, revIdx := p.revPtr, p.revIdx
+	if p.pos != nil {
+		return p.fillPlanned(ctx, w, workers)
+	}
 	return parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
 		mark := p.mark[wk]
 		for a := lo; a < hi; a++ {
@@ -248,6 +256,114 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 				ws := w[i*k : i*k+k]
 				for j, b := range nbr[i*k : i*k+k] {
 					vals[mark[b]] -= c * ws[j]
+				}
+			}
+			for _, v := range vals {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("sparse: Fill: non-finite value in row %d of M (non-finite weights?)", a)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// PrepareRefill precomputes, for every row of M, where each contribution of Fill lands, so that
+// later Fill calls (every GLLE generation) skip the neighbour lists and the column lookups:
+// about 2(k+1)^2 bytes per point. The values Fill computes are bit-identical with and without
+// the plan (same operations in the same order). Rows longer than 65535 entries (extreme hubs)
+// keep the plain Fill.
+func (p *MPattern) PrepareRefill(ctx context.Context, workers int) error {
+	n, k := p.n, p.k
+	if p.pos != nil {
+		return nil
+	}
+	for a := 0; a < n; a++ {
+		if p.rowPtr[a+1]-p.rowPtr[a] > math.MaxUint16 {
+			return nil
+		}
+	}
+	posPtr := make([]int64, n+1)
+	for a := 0; a < n; a++ {
+		posPtr[a+1] = posPtr[a] + int64((1+p.revPtr[a+1]-p.revPtr[a])*(k+1))
+	}
+	pos := make([]uint16, posPtr[n])
+	workers = parallel.Workers(workers)
+	if workers > n {
+		workers = n
+	}
+	p.ensureScratch(workers)
+	err := parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
+		mark := p.mark[wk]
+		for a := lo; a < hi; a++ {
+			if (a-lo)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			for t, c := range p.colIdx[p.rowPtr[a]:p.rowPtr[a+1]] {
+				mark[c] = int32(t)
+			}
+			q := posPtr[a]
+			rev := p.revIdx[p.revPtr[a]:p.revPtr[a+1]]
+			self := false
+			for r := 0; r < len(rev) || !self; {
+				var i int
+				if !self && (r == len(rev) || int(rev[r])/k > a) {
+					i, self = a, true
+				} else {
+					i = int(rev[r]) / k
+					r++
+				}
+				pos[q] = uint16(mark[i])
+				q++
+				for _, b := range p.nbr[i*k : i*k+k] {
+					pos[q] = uint16(mark[b])
+					q++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.posPtr, p.pos = posPtr, pos
+	return nil
+}
+
+// fillPlanned is Fill with the refill plan: the same operations in the same order.
+func (p *MPattern) fillPlanned(ctx context.Context, w []float64, workers int) error {
+	n, k := p.n, p.k
+	rowPtr, val, revPtr, revIdx, posPtr, pos := p.rowPtr, p.val, p.revPtr, p.revIdx, p.posPtr, p.pos
+	return parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			if (a-lo)&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			vals := val[rowPtr[a]:rowPtr[a+1]]
+			clear(vals)
+			pa := pos[posPtr[a]:posPtr[a+1]]
+			q := 0
+			rev := revIdx[revPtr[a]:revPtr[a+1]]
+			self := false
+			for r := 0; r < len(rev) || !self; {
+				var i int
+				var c float64
+				if !self && (r == len(rev) || int(rev[r])/k > a) {
+					i, c, self = a, 1, true
+				} else {
+					s := int(rev[r])
+					i, c = s/k, -w[s]
+					r++
+				}
+				vals[pa[q]] += c
+				q++
+				for _, wj := range w[i*k : i*k+k] {
+					vals[pa[q]] -= c * wj
+					q++
 				}
 			}
 			for _, v := range vals {
@@ -299,7 +415,8 @@ func (p *MPattern) NormInf() float64 { return p.Matrix().NormInf() }
 // Memory is the number of bytes held by the pattern (CSR arrays, reverse graph and scratch),
 // excluding the referenced neighbour slice.
 func (p *MPattern) Memory() int {
-	b := 8*len(p.rowPtr) + 8*len(p.colIdx) + 8*len(p.val) + 8*len(p.revPtr) + 4*len(p.revIdx)
+	b := 8*len(p.rowPtr) + 8*len(p.colIdx) + 8*len(p.val) + 8*len(p.revPtr) + 4*len(p.revIdx) +
+		8*len(p.posPtr) + 2*len(p.pos)
 	for _, m := range p.mark {
 		b += 4 * len(m)
 	}

@@ -278,3 +278,43 @@ func BenchmarkFillM(b *testing.B) {
 		})
 	}
 }
+
+// TestPrepareRefillBitIdentical: Fill with the refill plan computes the same bits as Fill
+// without it (same operations in the same order), for any worker count.
+func TestPrepareRefillBitIdentical(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, tc := range []struct{ n, k int }{{2, 1}, {5, 2}, {60, 7}, {500, 10}} {
+		nbr := randomGraph(rng, tc.n, tc.k)
+		plain, err := NewMPattern(ctx, tc.n, tc.k, nbr, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned, err := NewMPattern(ctx, tc.n, tc.k, nbr, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := planned.PrepareRefill(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		if planned.pos == nil {
+			t.Fatalf("n=%d: no refill plan", tc.n)
+		}
+		for rep := 0; rep < 3; rep++ {
+			w := randomWeights(rng, tc.n, tc.k)
+			if err := plain.Fill(ctx, w, 1); err != nil {
+				t.Fatal(err)
+			}
+			for _, workers := range []int{1, 2, 7} {
+				if err := planned.Fill(ctx, w, workers); err != nil {
+					t.Fatal(err)
+				}
+				for q, v := range plain.Values() {
+					if planned.Values()[q] != v {
+						t.Fatalf("n=%d workers=%d: entry %d differs: %v vs %v", tc.n, workers, q, planned.Values()[q], v)
+					}
+				}
+			}
+		}
+	}
+}
