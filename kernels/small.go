@@ -175,22 +175,14 @@ func SymEigen(a []float64, n int, w, v []float64) {
 				}
 				c := 1 / math.Sqrt(t*t+1)
 				s := t * c
-				for r := 0; r < n; r++ {
-					arp, arq := a[r*n+p], a[r*n+q]
-					a[r*n+p] = c*arp - s*arq
-					a[r*n+q] = s*arp + c*arq
-				}
+				rotateCols(a, n, n, p, q, c, s)
 				for r := 0; r < n; r++ {
 					apr, aqr := a[p*n+r], a[q*n+r]
 					a[p*n+r] = c*apr - s*aqr
 					a[q*n+r] = s*apr + c*aqr
 				}
 				a[p*n+q], a[q*n+p] = 0, 0
-				for r := 0; r < n; r++ {
-					vrp, vrq := v[r*n+p], v[r*n+q]
-					v[r*n+p] = c*vrp - s*vrq
-					v[r*n+q] = s*vrp + c*vrq
-				}
+				rotateCols(v, n, n, p, q, c, s)
 			}
 		}
 	}
@@ -198,6 +190,16 @@ func SymEigen(a []float64, n int, w, v []float64) {
 		w[i] = a[i*n+i]
 	}
 	sortDescending(w, v, n, n)
+}
+
+// rotateCols applies the plane rotation [c s; -s c] to columns p and q of the rows x stride
+// row-major matrix a: (a_p, a_q) <- (c a_p - s a_q, s a_p + c a_q).
+func rotateCols(a []float64, rows, stride, p, q int, c, s float64) {
+	for r := 0; r < rows; r++ {
+		ap, aq := a[r*stride+p], a[r*stride+q]
+		a[r*stride+p] = c*ap - s*aq
+		a[r*stride+q] = s*ap + c*aq
+	}
 }
 
 // sortDescending sorts w (length m) in descending order and permutes the first m columns of
@@ -250,16 +252,8 @@ func SVD(a []float64, m, n int, s, v []float64) {
 				}
 				c := 1 / math.Sqrt(1+t*t)
 				sn := c * t
-				for r := 0; r < m; r++ {
-					ap, aq := a[r*n+p], a[r*n+q]
-					a[r*n+p] = c*ap - sn*aq
-					a[r*n+q] = sn*ap + c*aq
-				}
-				for r := 0; r < n; r++ {
-					vp, vq := v[r*n+p], v[r*n+q]
-					v[r*n+p] = c*vp - sn*vq
-					v[r*n+q] = sn*vp + c*vq
-				}
+				rotateCols(a, m, n, p, q, c, sn)
+				rotateCols(v, n, n, p, q, c, sn)
 			}
 		}
 		if !rotated {
