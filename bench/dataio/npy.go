@@ -583,9 +583,14 @@ func WriteNPY(w io.Writer, shape []int, data []float64) error {
 	if err := writeNPYHeader(w, "<f8", shape, len(data)); err != nil {
 		return err
 	}
+	return writeWords(w, len(data), func(i int) uint64 { return math.Float64bits(data[i]) })
+}
+
+// writeWords writes n little-endian 64-bit words word(0), ..., word(n-1) through a 32 KiB buffer.
+func writeWords(w io.Writer, n int, word func(i int) uint64) error {
 	buf := make([]byte, 0, 1<<15)
-	for _, v := range data {
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	for i := 0; i < n; i++ {
+		buf = binary.LittleEndian.AppendUint64(buf, word(i))
 		if len(buf) == cap(buf) {
 			if _, err := w.Write(buf); err != nil {
 				return err
@@ -603,18 +608,7 @@ func WriteNPYInt64(w io.Writer, shape []int, data []int64) error {
 	if err := writeNPYHeader(w, "<i8", shape, len(data)); err != nil {
 		return err
 	}
-	buf := make([]byte, 0, 1<<15)
-	for _, v := range data {
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
-		if len(buf) == cap(buf) {
-			if _, err := w.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-	}
-	_, err := w.Write(buf)
-	return err
+	return writeWords(w, len(data), func(i int) uint64 { return uint64(data[i]) })
 }
 
 // WriteNPYFile atomically writes float64 data of the given shape to a .npy file at path.
