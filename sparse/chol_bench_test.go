@@ -94,7 +94,7 @@ func BenchmarkSolve(b *testing.B) {
 		if err := f.Factorize(context.Background(), m.a.rowPtr, m.a.colIdx, m.a.val, benchShift); err != nil {
 			b.Fatal(err)
 		}
-		for _, nrhs := range []int{1, 8} {
+		for _, nrhs := range []int{1, 2, 4, 8} {
 			rhs := randVec(rand.New(rand.NewPCG(1, 1)), n*nrhs)
 			x := make([]float64, n*nrhs)
 			b.Run(fmt.Sprintf("n=%d/nrhs=%d", n, nrhs), func(b *testing.B) {

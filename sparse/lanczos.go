@@ -15,13 +15,14 @@ import (
 // Lanczos method for large symmetric eigenvalue problems", SIAM J. Matrix Anal. Appl. 22(2),
 // 2000) with full reorthogonalisation, applied to a shift-invert operator
 // T = (A - sigma I)^{-1}. It finds the largest eigenvalues nu of T, i.e. the eigenvalues
-// lambda = sigma + 1/nu of A closest above sigma. The basis (N x (NCV+1) values, row-major so
-// that restarts and orthogonalisation stream through it once) is reused across calls.
+// lambda = sigma + 1/nu of A closest above sigma. The basis (NCV+1 contiguous vectors of
+// length N, so that orthogonalising against the first m vectors reads m vectors, not the
+// whole basis) is reused across calls.
 //
 // A Lanczos is not safe for concurrent use.
 type Lanczos struct {
 	n     int
-	basis []float64 // n x ld, row-major; column j is Lanczos vector j
+	basis []float64 // ld vectors of length n; vector j is basis[j*n:(j+1)*n]
 	x, y  []float64 // work vectors of length n
 	c     []float64 // reorthogonalisation coefficients
 }
@@ -73,6 +74,10 @@ func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma flo
 	return res, nil
 }
 
+// orthChunk is the row block of the orthogonalisation and restart loops: a block of the
+// vector being orthogonalised stays in the L1 cache while the basis vectors stream past.
+const orthChunk = 512
+
 // looseTol is the relative Lanczos residual estimate at which the Ritz values are trusted for
 // the re-shift decision of the shift rule (ShiftScale): the Ritz values then carry a relative error of about
 // looseTol^2, enough to place the new shift within a small factor of the eigenvalue scale.
@@ -111,16 +116,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
 	lap := lapackgonum.Implementation{}
 
-	getCol := func(j int, dst []float64) {
-		for r := range dst {
-			dst[r] = V[r*ld+j]
-		}
-	}
-	setCol := func(j int, src []float64) {
-		for r, v := range src {
-			V[r*ld+j] = v
-		}
-	}
+	col := func(j int) []float64 { return V[j*n : (j+1)*n] }
 	deflate := func(v []float64) {
 		for _, q := range cfg.defl {
 			axpy(-dot(q, v), q, v)
@@ -133,19 +129,19 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		for pass := 0; pass < 2; pass++ {
 			deflate(v)
 			clear(c)
-			for r, vr := range v {
-				row := V[r*ld : r*ld+m]
-				for t, b := range row {
-					c[t] += b * vr
+			for r0 := 0; r0 < n; r0 += orthChunk {
+				r1 := min(r0+orthChunk, n)
+				vc := v[r0:r1]
+				for t := range c {
+					c[t] += dot(V[t*n+r0:t*n+r1], vc)
 				}
 			}
-			for r := range v {
-				row := V[r*ld : r*ld+m]
-				s := 0.0
-				for t, b := range row {
-					s += b * c[t]
+			for r0 := 0; r0 < n; r0 += orthChunk {
+				r1 := min(r0+orthChunk, n)
+				vc := v[r0:r1]
+				for t, ct := range c {
+					axpy(-ct, V[t*n+r0:t*n+r1], vc)
 				}
-				v[r] -= s
 			}
 		}
 		deflate(v)
@@ -183,7 +179,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	} else {
 		randomOrth(x, 0)
 	}
-	setCol(0, x)
+	copy(col(0), x)
 
 	H := make([]float64, ncv*ncv)
 	hw := make([]float64, ncv*ncv)
@@ -212,15 +208,8 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		u := make([][]float64, cnt)
 		for t := range u {
 			u[t] = make([]float64, n)
-		}
-		for r := 0; r < n; r++ {
-			row := V[r*ld : r*ld+m]
-			for t := 0; t < cnt; t++ {
-				s := 0.0
-				for q, b := range row {
-					s += b * hw[q*ncv+t]
-				}
-				u[t][r] = s
+			for q := 0; q < m; q++ {
+				axpy(hw[q*ncv+t], col(q), u[t])
 			}
 		}
 		for _, ut := range u {
@@ -259,7 +248,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				out.converged = 0
 				return out
 			}
-			getCol(j, x)
+			x := col(j)
 			t := time.Now()
 			op.Apply(y, x)
 			out.applyTime += time.Since(t)
@@ -279,7 +268,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			} else {
 				scal(1/beta, y)
 			}
-			setCol(j+1, y)
+			copy(col(j+1), y)
 			if j+1 < ncv {
 				H[j*ncv+j+1], H[(j+1)*ncv+j] = beta, beta
 			}
@@ -329,19 +318,22 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		// Thick restart: keep the top `keep` Ritz vectors, append the residual vector.
 		eig(ncv)
 		keep := min(nev+(ncv-nev)/2, ncv-1)
-		tmp := make([]float64, keep)
-		for r := 0; r < n; r++ {
-			row := V[r*ld : r*ld+ld]
-			for t := 0; t < keep; t++ {
-				s := 0.0
-				for q := 0; q < ncv; q++ {
-					s += row[q] * hw[q*ncv+t]
+		tmp := make([]float64, keep*orthChunk)
+		for r0 := 0; r0 < n; r0 += orthChunk {
+			r1 := min(r0+orthChunk, n)
+			w := r1 - r0
+			clear(tmp)
+			for q := 0; q < ncv; q++ {
+				vq := V[q*n+r0 : q*n+r1]
+				for t := 0; t < keep; t++ {
+					axpy(hw[q*ncv+t], vq, tmp[t*w:t*w+w])
 				}
-				tmp[t] = s
 			}
-			copy(row[:keep], tmp)
-			row[keep] = row[ncv]
+			for t := 0; t < keep; t++ {
+				copy(V[t*n+r0:t*n+r1], tmp[t*w:t*w+w])
+			}
 		}
+		copy(col(keep), col(ncv))
 		clear(H)
 		for t := 0; t < keep; t++ {
 			H[t*ncv+t] = theta[t]
