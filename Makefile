@@ -3,7 +3,7 @@ GO ?= go
 OUT ?= out
 GOFLAGS_TEST ?= -count=1 -timeout 25m
 
-.PHONY: demo test test-openblas test-purego deps build vet bench benchmarks-md
+.PHONY: demo test test-openblas test-purego deps build vet bench benchmarks-md peers-deps
 
 # deps installs OpenBLAS and LAPACKE with apt-get when they are missing (Debian).
 deps:
@@ -59,9 +59,16 @@ bench: deps
 # outputs of `make bench`, and the end-to-end sweep of glle-bench bench, which
 # bench/scripts/sweep.sh runs first when its JSON is missing (or SWEEP=1; ~5-10 minutes on 2
 # cores: lle at 10k, 100k, 200k, 1M, 2M; em and direct with one generation at 200k and 1M).
-benchmarks-md: build
+benchmarks-md: build peers-deps
 	BENCH_OUT=$(BENCH_OUT) sh bench/scripts/sweep.sh
 	$(GO) run ./bench/scripts/benchmd -in $(BENCH_OUT) -notes ../shared/reference-notes.md -out BENCHMARKS.md
+
+# peers-deps: scikit-learn for `glle-bench bench -peers` (Debian's python3-sklearn: scikit-learn
+# 1.2.1, the version of the performance targets, in the system python /usr/bin/python3).
+peers-deps:
+	@python3 -c 'import sklearn' 2>/dev/null || /usr/bin/python3 -c 'import sklearn' 2>/dev/null || { \
+	  echo "installing python3-sklearn"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-sklearn; }
 
 # ---------------------------------------------------------------------------------------
 # fuzz: every fuzz target for FUZZTIME on top of its committed seed corpus (testdata/fuzz/).

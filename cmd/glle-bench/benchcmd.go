@@ -42,6 +42,7 @@ type benchConfig struct {
 	seed        uint64
 	workers     int
 	python      string
+	peerMax     int
 	keep        string // folder for the children's outputs (default: a temporary folder)
 }
 
@@ -57,7 +58,8 @@ func benchFlags(c *benchConfig, r *benchRaw) *flags {
 	f.str(&c.dataset, "dataset", "swissroll", "NAME", "dataset: "+strings.Join(bench.DatasetNames(), ", "))
 	f.u64(&c.seed, "seed", 1, "seed of the dataset and the generations")
 	f.int(&c.workers, "workers", 0, "worker goroutines of each run (0: all CPUs)")
-	f.str(&c.python, "python", "python3", "CMD", "python interpreter of -peers")
+	f.str(&c.python, "python", "", "CMD", "python interpreter of -peers (default: the first of "+strings.Join(peerPythons, ", ")+" that imports sklearn)")
+	f.int(&c.peerMax, "peer-max", 200000, "largest size scikit-learn runs at with -peers (it needs ~410 s and 10.5 GiB at n = 1M)")
 	f.str(&c.keep, "keep", "", "DIR", "keep the runs' embeddings and reports in DIR (default: a temporary folder, removed)")
 	return f
 }
@@ -88,6 +90,8 @@ func parseBench(args []string) (benchConfig, error) {
 		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
 	case c.workers < 0:
 		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	case c.peerMax < 0:
+		return c, badInput("use -peer-max 0 or more", "-peer-max %d: negative size", c.peerMax)
 	}
 	if err := checkDataset(c.dataset); err != nil {
 		return c, err
@@ -215,13 +219,18 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 	writeBenchTable(e.stdout, rep.Runs)
 
 	if c.peers {
-		if ok, why := havePeer(ctx, c.python); !ok {
+		if ok, why := c.findPeer(ctx); !ok {
 			rep.PeersNote = "scikit-learn not available (" + why + "): peers skipped"
 			fmt.Fprintf(e.stdout, "\n%s\n", rep.PeersNote)
 		} else {
+			fmt.Fprintf(e.stdout, "\nscikit-learn: %s\n", c.python)
 			for _, n := range c.sizes {
 				if err := ctx.Err(); err != nil {
 					return err
+				}
+				if n > c.peerMax {
+					fmt.Fprintf(e.stdout, "scikit-learn skipped at n = %d (> -peer-max %d)\n", n, c.peerMax)
+					continue
 				}
 				p := runPeer(ctx, self, dir, c, n, rep.Runs)
 				if ctx.Err() != nil {
@@ -232,7 +241,9 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 				}
 				rep.Peers = append(rep.Peers, p)
 			}
-			writePeerTable(e.stdout, rep.Peers)
+			if len(rep.Peers) > 0 {
+				writePeerTable(e.stdout, rep.Peers)
+			}
 		}
 	}
 	rep.LoadEnd = loadAvg()
@@ -433,6 +444,29 @@ func writePeerTable(w io.Writer, ps []peerRun) {
 }
 
 // havePeer reports whether python can import scikit-learn.
+// peerPythons are the interpreters -peers tries when -python is not given: the one on PATH,
+// then the system one (Debian's python3-sklearn package installs scikit-learn 1.2.1 there,
+// which a PATH python such as pyenv's does not see).
+var peerPythons = []string{"python3", "/usr/bin/python3"}
+
+// findPeer sets c.python to the interpreter -peers uses (the given one, else the first of
+// peerPythons that imports sklearn) and reports whether scikit-learn is available.
+func (c *benchConfig) findPeer(ctx context.Context) (bool, string) {
+	if c.python != "" {
+		return havePeer(ctx, c.python)
+	}
+	var whys []string
+	for _, py := range peerPythons {
+		ok, why := havePeer(ctx, py)
+		if ok {
+			c.python = py
+			return true, ""
+		}
+		whys = append(whys, why)
+	}
+	return false, strings.Join(whys, "; ")
+}
+
 func havePeer(ctx context.Context, python string) (bool, string) {
 	out, err := exec.CommandContext(ctx, python, "-c", "import sklearn").CombinedOutput()
 	if err != nil {

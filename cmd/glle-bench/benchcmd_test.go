@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -73,6 +74,44 @@ func TestBenchPeers(t *testing.T) {
 	if p.Error != "" || p.Seconds != 0.5 || p.OursSeconds <= 0 || !(p.MaxSine < 1e-6) {
 		t.Fatalf("peer run %+v", p)
 	}
+
+	// -peer-max below every size: scikit-learn is skipped, with a line saying so.
+	r = mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-peers", "-python", fake, "-peer-max", "299")
+	if !strings.Contains(r.stdout, "scikit-learn skipped at n = 300") || strings.Contains(r.stdout, "ours / theirs") {
+		t.Fatalf("-peer-max 299 did not skip n = 300:\n%s", r.stdout)
+	}
+}
+
+// TestFindPeer checks the interpreter search of -peers: an explicit -python is used as is, and
+// without it the first of peerPythons that imports sklearn wins.
+func TestFindPeer(t *testing.T) {
+	dir := t.TempDir()
+	yes := filepath.Join(dir, "yes")
+	no := filepath.Join(dir, "no")
+	if err := os.WriteFile(yes, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(no, []byte("#!/bin/sh\necho 'ModuleNotFoundError: No module named sklearn' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saved := peerPythons
+	defer func() { peerPythons = saved }()
+	ctx := context.Background()
+
+	peerPythons = []string{no, yes}
+	c := benchConfig{}
+	if ok, why := c.findPeer(ctx); !ok || c.python != yes {
+		t.Fatalf("search [no, yes]: ok %v python %q why %q", ok, c.python, why)
+	}
+	peerPythons = []string{no, filepath.Join(dir, "missing")}
+	c = benchConfig{}
+	if ok, why := c.findPeer(ctx); ok || !strings.Contains(why, "No module named sklearn") || !strings.Contains(why, "missing") {
+		t.Fatalf("search [no, missing]: ok %v why %q", ok, why)
+	}
+	c = benchConfig{python: no}
+	if ok, _ := c.findPeer(ctx); ok || c.python != no {
+		t.Fatalf("explicit -python: ok %v python %q", ok, c.python)
+	}
 }
 
 func TestBenchBadInput(t *testing.T) {
@@ -81,6 +120,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-sizes", "x"},
 		{"bench", "-methods", "pca"},
 		{"bench", "-generations", "-1"},
+		{"bench", "-peer-max", "-5"},
 		{"bench", "stray"},
 	} {
 		if r := runBin(t, dir, args...); r.code != exitBadInput || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
