@@ -110,8 +110,10 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	case DirectPaper:
 		e.Factors = 8 * N * K * K
 	}
-	// M: CSR (row pointers, column indices, values), the reverse graph and per-worker marks.
-	e.M = 8*(N+1) + 16*nnzM + 8*N + 4*N*K + 2*4*N
+	// M: CSR (row pointers, column indices, values), the reverse graph, per-worker marks, and
+	// the breadth-first relabelling (order, labels, relabelled graph, weights in that order:
+	// sparse.NewMPatternLocal).
+	e.M = 8*(N+1) + 16*nnzM + 8*N + 4*N*K + 2*4*N + 8*N + 12*N*K
 	if method.Generative() {
 		// The refill plan of the generations: (k+1) offsets per contribution, k+1 contributions
 		// per point on average, 2 bytes each (sparse.MPattern.PrepareRefill).

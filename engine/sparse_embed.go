@@ -42,7 +42,9 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	t0 := time.Now()
 	prog(Progress{Stage: "assemble"})
 	if s.pat == nil {
-		p, err := sparse.NewMPattern(ctx, n, k, m.Neighbors, m.st.workers)
+		// Breadth-first relabelling: the sparse stages touch memory locally whatever the
+		// input order (vectors are mapped in and out below).
+		p, err := sparse.NewMPatternLocal(ctx, n, k, m.Neighbors, m.st.workers)
 		if err != nil {
 			return nil, nil, er, err
 		}
@@ -93,11 +95,13 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		opts.Deflate = s.ones
 	}
 	if warm != nil {
+		col := make([]float64, n)
 		for j := 0; j < wp; j++ {
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = warm[i*wp+j]
+			for i := range col {
+				col[i] = warm[i*wp+j]
 			}
+			v := make([]float64, n)
+			s.pat.ToInternal(v, col)
 			opts.Start = append(opts.Start, v)
 		}
 	}
@@ -141,9 +145,11 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		s.baseShift = res.Shift
 	}
 	vecs := make([]float64, n*nev)
+	col := make([]float64, n)
 	for j, v := range res.Vectors {
+		s.pat.FromInternal(col, v)
 		for i := 0; i < n; i++ {
-			vecs[i*nev+j] = v[i]
+			vecs[i*nev+j] = col[i]
 		}
 	}
 	return vecs, append([]float64(nil), res.Values...), er, nil

@@ -38,6 +38,11 @@ type MPattern struct {
 	// entries each contributor touches, in Fill's order. posPtr[a] = start of row a's offsets.
 	posPtr []int64
 	pos    []uint16
+
+	// Internal order (NewMPatternLocal): row r of the stored M is point order[r], point i is
+	// row label[i]; nil for NewMPattern (identity). wbuf holds the weights in that order.
+	order, label []int32
+	wbuf         []float64
 }
 
 // NewMPattern computes the CSR pattern of M = (I - W)^T (I - W) (paper Eq. (43)) from the
@@ -196,6 +201,137 @@ func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	return p, nil
 }
 
+// NewMPatternLocal is NewMPattern for the neighbour graph relabelled in breadth-first order:
+// row r of the stored M (RowPtr, ColIdx, Values, Matrix, MulVec) belongs to point Order()[r].
+// Points that are close get close row numbers, so assembling and refilling M, ordering it and
+// its symbolic analysis touch memory far more locally than with the input order, which is
+// arbitrary (random for the built-in datasets; at n = 200k: assembly 0.39 -> 0.17 s, AMD
+// 0.79 -> 0.56 s, symbolic analysis 0.36 -> 0.24 s, and AMD finds 7% fewer flops). Fill takes
+// the weights in point order; ToInternal and FromInternal map vectors between the two orders.
+// The relabelling is a deterministic function of the graph. nbr is not referenced afterwards.
+func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (*MPattern, error) {
+	if n < 1 || k < 0 || k >= n || n > math.MaxInt32 || n*k > math.MaxInt32 || len(nbr) != n*k {
+		return NewMPattern(ctx, n, k, nbr, workers) // its error names the problem
+	}
+	if err := checkNeighbours(n, k, nbr); err != nil {
+		return nil, err
+	}
+	order, label := bfsOrder(n, k, nbr)
+	nbr2 := make([]int32, n*k)
+	for r, i := range order {
+		dst := nbr2[r*k : r*k+k]
+		for j, b := range nbr[int(i)*k : int(i)*k+k] {
+			dst[j] = label[b]
+		}
+	}
+	p, err := NewMPattern(ctx, n, k, nbr2, workers)
+	if err != nil {
+		return nil, err
+	}
+	p.order, p.label = order, label
+	return p, nil
+}
+
+// checkNeighbours validates a neighbour graph as NewMPattern does, naming points in the input
+// order.
+func checkNeighbours(n, k int, nbr []int32) error {
+	for a := 0; a < n; a++ {
+		row := nbr[a*k : a*k+k]
+		for j, b := range row {
+			if b < 0 || int(b) >= n {
+				return fmt.Errorf("sparse: NewMPattern: neighbour %d of point %d is %d, outside [0, %d)", j, a, b, n)
+			}
+			if int(b) == a {
+				return fmt.Errorf("sparse: NewMPattern: point %d lists itself as neighbour %d", a, j)
+			}
+			for _, c := range row[:j] {
+				if c == b {
+					return fmt.Errorf("sparse: NewMPattern: point %d lists neighbour %d twice", a, b)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// bfsOrder numbers the points in breadth-first order of the undirected neighbour graph
+// (neighbours and reverse neighbours, in list order), each component from its lowest-numbered
+// point: order[r] is the point numbered r, label[i] the number of point i.
+func bfsOrder(n, k int, nbr []int32) (order, label []int32) {
+	revPtr := make([]int32, n+1)
+	for _, b := range nbr {
+		revPtr[b+1]++
+	}
+	for a := 0; a < n; a++ {
+		revPtr[a+1] += revPtr[a]
+	}
+	rev := make([]int32, n*k)
+	next := make([]int32, n)
+	copy(next, revPtr[:n])
+	for s, b := range nbr {
+		rev[next[b]] = int32(s / k)
+		next[b]++
+	}
+	label = next // reuse
+	for i := range label {
+		label[i] = -1
+	}
+	order = make([]int32, 0, n)
+	visit := func(u int32) {
+		if label[u] < 0 {
+			label[u] = int32(len(order))
+			order = append(order, u)
+		}
+	}
+	for s := 0; s < n; s++ {
+		if label[s] >= 0 {
+			continue
+		}
+		visit(int32(s))
+		for h := len(order) - 1; h < len(order); h++ {
+			v := order[h]
+			for _, u := range nbr[int(v)*k : int(v)*k+k] {
+				visit(u)
+			}
+			for _, u := range rev[revPtr[v]:revPtr[v+1]] {
+				visit(u)
+			}
+		}
+	}
+	return order, label
+}
+
+// Order returns the point of each stored row (nil: the input order, NewMPattern).
+func (p *MPattern) Order() []int32 { return p.order }
+
+// ToInternal sets dst (length n, stored-row order) to the point-order vector x.
+func (p *MPattern) ToInternal(dst, x []float64) {
+	if len(dst) != p.n || len(x) != p.n {
+		panic("sparse: MPattern.ToInternal: length mismatch")
+	}
+	if p.order == nil {
+		copy(dst, x)
+		return
+	}
+	for r, i := range p.order {
+		dst[r] = x[i]
+	}
+}
+
+// FromInternal sets dst (length n, point order) to the stored-row-order vector x.
+func (p *MPattern) FromInternal(dst, x []float64) {
+	if len(dst) != p.n || len(x) != p.n {
+		panic("sparse: MPattern.FromInternal: length mismatch")
+	}
+	if p.order == nil {
+		copy(dst, x)
+		return
+	}
+	for r, i := range p.order {
+		dst[i] = x[r]
+	}
+}
+
 func (p *MPattern) ensureScratch(workers int) {
 	for len(p.mark) < workers {
 		p.mark = append(p.mark, make([]int32, p.n))
@@ -217,6 +353,24 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	workers = parallel.Workers(workers)
 	if workers > n {
 		workers = n
+	}
+	if p.order != nil {
+		// Weights in stored-row order: row r of W belongs to point order[r].
+		if len(p.wbuf) != n*k {
+			p.wbuf = make([]float64, n*k)
+		}
+		wb := p.wbuf
+		_ = parallel.For(ctx, n, workers, func(_ context.Context, _, lo, hi int) error {
+			for r := lo; r < hi; r++ {
+				i := int(p.order[r])
+				copy(wb[r*k:r*k+k], w[i*k:i*k+k])
+			}
+			return nil
+		})
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w = wb
 	}
 	p.ensureScratch(workers)
 	nbr, rowPtr, colIdx, val := p.nbr, p.rowPtr, p.colIdx, p.val
@@ -413,10 +567,13 @@ func (p *MPattern) MulVec(dst, x []float64) { p.Matrix().MulVec(dst, x) }
 func (p *MPattern) NormInf() float64 { return p.Matrix().NormInf() }
 
 // Memory is the number of bytes held by the pattern (CSR arrays, reverse graph and scratch),
-// excluding the referenced neighbour slice.
+// excluding the referenced neighbour slice of NewMPattern.
 func (p *MPattern) Memory() int {
 	b := 8*len(p.rowPtr) + 8*len(p.colIdx) + 8*len(p.val) + 8*len(p.revPtr) + 4*len(p.revIdx) +
-		8*len(p.posPtr) + 2*len(p.pos)
+		8*len(p.posPtr) + 2*len(p.pos) + 4*len(p.order) + 4*len(p.label) + 8*len(p.wbuf)
+	if p.order != nil {
+		b += 4 * len(p.nbr) // the relabelled neighbour graph is owned
+	}
 	for _, m := range p.mark {
 		b += 4 * len(m)
 	}

@@ -1,0 +1,165 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestMPatternLocalIsPermutedM: the relabelled pattern stores P M P^T: stored row r is point
+// Order()[r], its entries are M's entries of that point, and ToInternal/FromInternal move
+// vectors between the orders (M x computed either way agrees).
+func TestMPatternLocalIsPermutedM(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct{ n, k int }{{1, 0}, {2, 1}, {7, 2}, {60, 7}, {500, 10}} {
+		nbr := randomGraph(rng, tc.n, tc.k)
+		plain, err := NewMPattern(ctx, tc.n, tc.k, nbr, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, err := NewMPatternLocal(ctx, tc.n, tc.k, nbr, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order := local.Order()
+		seen := make([]bool, tc.n)
+		for _, i := range order {
+			if i < 0 || int(i) >= tc.n || seen[i] {
+				t.Fatalf("n=%d: Order is not a permutation: %v", tc.n, order)
+			}
+			seen[i] = true
+		}
+		if local.NNZ() != plain.NNZ() {
+			t.Fatalf("n=%d: nnz %d, plain %d", tc.n, local.NNZ(), plain.NNZ())
+		}
+		w := randomWeights(rng, tc.n, tc.k)
+		for _, p := range []*MPattern{plain, local} {
+			if err := p.Fill(ctx, w, 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pc, lc := plain.CSR(), local.CSR()
+		for r := 0; r < tc.n; r++ {
+			for q := 0; q < tc.n; q++ {
+				got, ref := lc.At(r, q), pc.At(int(order[r]), int(order[q]))
+				// Same sums in a different order: round-off of ~2k+1 O(1) terms.
+				if math.Abs(got-ref) > 1e-13*(1+math.Abs(ref)) {
+					t.Fatalf("n=%d: stored M[%d,%d] = %v, M[%d,%d] = %v", tc.n, r, q, got, order[r], order[q], ref)
+				}
+			}
+		}
+		x := randomWeights(rng, tc.n, 1)
+		xi, yi, y, yp := make([]float64, tc.n), make([]float64, tc.n), make([]float64, tc.n), make([]float64, tc.n)
+		local.ToInternal(xi, x)
+		local.MulVec(yi, xi)
+		local.FromInternal(y, yi)
+		plain.MulVec(yp, x)
+		for i := range y {
+			if math.Abs(y[i]-yp[i]) > 1e-12*(1+math.Abs(yp[i])) { // round-off of ~30-term dot products
+				t.Fatalf("n=%d: M x differs at %d: %v vs %v", tc.n, i, y[i], yp[i])
+			}
+		}
+	}
+}
+
+// TestMPatternLocalLocality: on a grid graph given in random order, breadth-first labels put
+// neighbours close: the mean |label distance| of neighbour pairs drops by far.
+func TestMPatternLocalLocality(t *testing.T) {
+	ctx := context.Background()
+	const side, k = 60, 8
+	n := side * side
+	grid := gridGraph(side, k)
+	rng := rand.New(rand.NewPCG(9, 10))
+	perm := rng.Perm(n) // point i of the shuffled graph is grid point perm[i]
+	inv := make([]int32, n)
+	for i, g := range perm {
+		inv[g] = int32(i)
+	}
+	nbr := make([]int32, n*k)
+	for i, g := range perm {
+		for j, b := range grid[g*k : g*k+k] {
+			nbr[i*k+j] = inv[b]
+		}
+	}
+	spread := func(labelOf func(i int) int) float64 {
+		s := 0.0
+		for i := 0; i < n; i++ {
+			for _, b := range nbr[i*k : i*k+k] {
+				s += math.Abs(float64(labelOf(i) - labelOf(int(b))))
+			}
+		}
+		return s / float64(n*k)
+	}
+	p, err := NewMPatternLocal(ctx, n, k, nbr, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := spread(func(i int) int { return i })
+	after := spread(func(i int) int { return int(p.label[i]) })
+	// Random labels: mean distance ~n/3 = 1200; breadth-first on a 60 x 60 grid: about the
+	// width of a BFS front (~100).
+	if !(after < before/5) {
+		t.Fatalf("mean neighbour label distance %.0f -> %.0f: no locality gained", before, after)
+	}
+}
+
+// TestMPatternLocalErrorsNameInputPoints: invalid graphs are reported with the caller's point
+// numbers, not the internal ones.
+func TestMPatternLocalErrorsNameInputPoints(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, want string
+		n, k       int
+		nbr        []int32
+	}{
+		{"self", "point 2 lists itself", 3, 1, []int32{1, 0, 2}},
+		{"repeat", "point 1 lists neighbour 2 twice", 3, 2, []int32{1, 2, 2, 2, 0, 1}},
+		{"range", "neighbour 0 of point 2 is 7", 3, 1, []int32{1, 0, 7}},
+		{"length", "len(nbr)", 3, 1, []int32{1, 0}},
+	} {
+		_, err := NewMPatternLocal(ctx, tc.n, tc.k, tc.nbr, 1)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestMPatternLocalWorkersBitIdentical: the relabelled pattern and its values (with and without
+// the refill plan) are the same bits for any worker count.
+func TestMPatternLocalWorkersBitIdentical(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, k = 3000, 10
+	nbr := randomGraph(rng, n, k)
+	w := randomWeights(rng, n, k)
+	var ref []float64
+	for _, workers := range []int{1, 2, 5} {
+		for _, plan := range []bool{false, true} {
+			p, err := NewMPatternLocal(ctx, n, k, nbr, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plan {
+				if err := p.PrepareRefill(ctx, workers); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.Fill(ctx, w, workers); err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = append([]float64(nil), p.Values()...)
+				continue
+			}
+			for i, v := range p.Values() {
+				if math.Float64bits(v) != math.Float64bits(ref[i]) {
+					t.Fatalf("%s: value %d differs", fmt.Sprintf("workers=%d plan=%v", workers, plan), i)
+				}
+			}
+		}
+	}
+}
