@@ -1,5 +1,7 @@
 package sparse
 
+import "math"
+
 // amdOrder returns an approximate minimum degree ordering of g: perm[k] is the vertex
 // eliminated k-th. It implements the quotient-graph elimination of Amestoy, Davis and Duff,
 // "An approximate minimum degree ordering algorithm", SIAM J. Matrix Anal. Appl. 17(4), 1996:
@@ -10,6 +12,13 @@ package sparse
 // are merged into supervariables found by hashing their adjacency.
 //
 // The data structures are per-vertex Go slices rather than one compacted workspace.
+// vstate is a vertex's supervariable weight (0 once merged, mass-eliminated or eliminated)
+// and its mark, kept together so that the hot membership test costs one cache line.
+type vstate struct {
+	nv    int32
+	stamp int32
+}
+
 func amdOrder(g *graph) []int32 {
 	n := g.n
 	perm := make([]int32, 0, n)
@@ -17,8 +26,7 @@ func amdOrder(g *graph) []int32 {
 		return perm
 	}
 	var (
-		nv     = make([]int32, n)   // supervariable weight; 0 once merged or mass-eliminated
-		isElem = make([]bool, n)    // vertex has been eliminated (is an element)
+		vs     = make([]vstate, n)  // weight and mark of every vertex, side by side
 		dead   = make([]bool, n)    // element absorbed into a later element
 		varAdj = make([][]int32, n) // A_i: variable neighbours of variable i
 		elAdj  = make([][]int32, n) // E_i: element neighbours of variable i
@@ -27,7 +35,6 @@ func amdOrder(g *graph) []int32 {
 		deg    = make([]int, n)     // approximate external degree of variable i
 		ext    = make([]int, n)     // scratch: degree contributions outside L_p
 		hash   = make([]uint32, n)  // scratch: adjacency hash
-		stamp  = make([]int, n)     // marks for L_p membership and set comparison
 		wst    = make([]int, n)     // marks for w(e)
 		wv     = make([]int, n)     // w(e) = |L_e \ L_p|
 		// degree buckets: doubly linked lists
@@ -41,7 +48,17 @@ func amdOrder(g *graph) []int32 {
 		hhead = make([]int32, n)
 		hnext = make([]int32, n)
 	)
-	tag, wtag := 0, 0
+	tag, wtag := int32(0), 0
+	// nextTag advances the mark; on int32 overflow all marks are reset.
+	nextTag := func() {
+		if tag == math.MaxInt32 {
+			for i := range vs {
+				vs[i].stamp = 0
+			}
+			tag = 0
+		}
+		tag++
+	}
 	for i := range head {
 		head[i] = -1
 		hhead[i] = -1
@@ -71,7 +88,7 @@ func amdOrder(g *graph) []int32 {
 		memLast[i] = memLast[j]
 	}
 	for i := 0; i < n; i++ {
-		nv[i] = 1
+		vs[i].nv = 1
 		a := g.adj[g.xadj[i]:g.xadj[i+1]]
 		varAdj[i] = append([]int32(nil), a...)
 		deg[i] = len(a)
@@ -88,19 +105,19 @@ func amdOrder(g *graph) []int32 {
 		}
 		p := head[mindeg]
 		remove(p)
-		isElem[p] = true
-		nel += int(nv[p])
+		nel += int(vs[p].nv)
+		vs[p].nv = 0 // an element from now on: every live-variable test below skips it
 
 		// L_p = (A_p ∪ (∪_{e ∈ E_p} L_e)) \ {p}; the elements of E_p are absorbed into p.
-		tag++
-		stamp[p] = tag
+		nextTag()
+		vs[p].stamp = tag
 		lp = lp[:0]
 		wp := 0
 		for _, v := range varAdj[p] {
-			if !isElem[v] && nv[v] > 0 && stamp[v] != tag {
-				stamp[v] = tag
+			if st := &vs[v]; st.nv > 0 && st.stamp != tag {
+				st.stamp = tag
 				lp = append(lp, v)
-				wp += int(nv[v])
+				wp += int(st.nv)
 			}
 		}
 		for _, e := range elAdj[p] {
@@ -108,10 +125,10 @@ func amdOrder(g *graph) []int32 {
 				continue
 			}
 			for _, v := range elVars[e] {
-				if !isElem[v] && nv[v] > 0 && stamp[v] != tag {
-					stamp[v] = tag
+				if st := &vs[v]; st.nv > 0 && st.stamp != tag {
+					st.stamp = tag
 					lp = append(lp, v)
-					wp += int(nv[v])
+					wp += int(st.nv)
 				}
 			}
 			dead[e] = true
@@ -133,18 +150,18 @@ func amdOrder(g *graph) []int32 {
 				}
 			}
 			elAdj[i] = append(es, p)
-			vs := varAdj[i][:0]
+			va := varAdj[i][:0]
 			for _, v := range varAdj[i] {
-				if !isElem[v] && nv[v] > 0 && stamp[v] != tag {
-					vs = append(vs, v)
+				if st := &vs[v]; st.nv > 0 && st.stamp != tag {
+					va = append(va, v)
 				}
 			}
-			varAdj[i] = vs
-			if len(vs) == 0 && len(elAdj[i]) == 1 {
+			varAdj[i] = va
+			if len(va) == 0 && len(elAdj[i]) == 1 {
 				appendMembers(p, i)
-				nel += int(nv[i])
-				wp -= int(nv[i])
-				nv[i] = 0
+				nel += int(vs[i].nv)
+				wp -= int(vs[i].nv)
+				vs[i].nv = 0
 				varAdj[i] = nil
 				elAdj[i] = nil
 				continue
@@ -165,7 +182,7 @@ func amdOrder(g *graph) []int32 {
 					wst[e] = wtag
 					wv[e] = elW[e]
 				}
-				wv[e] -= int(nv[i])
+				wv[e] -= int(vs[i].nv)
 			}
 		}
 
@@ -194,7 +211,7 @@ func amdOrder(g *graph) []int32 {
 			}
 			elAdj[i] = es
 			for _, v := range varAdj[i] {
-				d += int(nv[v])
+				d += int(vs[v].nv)
 				h += uint32(v)
 			}
 			ext[i] = d
@@ -213,38 +230,38 @@ func amdOrder(g *graph) []int32 {
 				continue
 			}
 			for i := hhead[b]; i >= 0; i = hnext[i] {
-				if nv[i] == 0 {
+				if vs[i].nv == 0 {
 					continue
 				}
-				tag++
+				nextTag()
 				for _, v := range varAdj[i] {
-					stamp[v] = tag
+					vs[v].stamp = tag
 				}
 				for _, e := range elAdj[i] {
-					stamp[e] = tag
+					vs[e].stamp = tag
 				}
 				for j := hnext[i]; j >= 0; j = hnext[j] {
-					if nv[j] == 0 || hash[j] != hash[i] || len(varAdj[j]) != len(varAdj[i]) || len(elAdj[j]) != len(elAdj[i]) {
+					if vs[j].nv == 0 || hash[j] != hash[i] || len(varAdj[j]) != len(varAdj[i]) || len(elAdj[j]) != len(elAdj[i]) {
 						continue
 					}
 					same := true
 					for _, v := range varAdj[j] {
-						if stamp[v] != tag {
+						if vs[v].stamp != tag {
 							same = false
 							break
 						}
 					}
 					if same {
 						for _, e := range elAdj[j] {
-							if stamp[e] != tag {
+							if vs[e].stamp != tag {
 								same = false
 								break
 							}
 						}
 					}
 					if same {
-						nv[i] += nv[j]
-						nv[j] = 0
+						vs[i].nv += vs[j].nv
+						vs[j].nv = 0
 						varAdj[j] = nil
 						elAdj[j] = nil
 						appendMembers(i, j)
@@ -258,11 +275,11 @@ func amdOrder(g *graph) []int32 {
 		nleft := n - nel
 		k = 0
 		for _, i := range lp {
-			if nv[i] == 0 {
+			if vs[i].nv == 0 {
 				continue
 			}
-			d := ext[i] + wp - int(nv[i])
-			if b := nleft - int(nv[i]); d > b {
+			d := ext[i] + wp - int(vs[i].nv)
+			if b := nleft - int(vs[i].nv); d > b {
 				d = b
 			}
 			deg[i] = d
