@@ -44,9 +44,15 @@ type Factor struct {
 // NewFactor allocates a numeric factor for the symbolic analysis s.
 func NewFactor(s *Symbolic) *Factor {
 	sc := &s.sched
+	var lx []float64
+	if s.lxReady != nil {
+		lx, s.lxReady = <-s.lxReady, nil
+	} else {
+		lx = make([]float64, s.lxPtr[s.ns])
+	}
 	f := &Factor{
 		s:      s,
-		lx:     make([]float64, s.lxPtr[s.ns]),
+		lx:     lx,
 		stacks: make([][]float64, len(sc.stackLen)),
 		works:  make([][]float64, len(sc.stackLen)),
 		diag:   make([][]float64, len(sc.stackLen)),

@@ -32,6 +32,7 @@ func NewShiftInvert(ctx context.Context, a CSRMatrix, opts ...SymbolicOptions) (
 	if len(opts) == 1 {
 		o = opts[0]
 	}
+	o.PrepareFactor = true
 	sym, err := Analyze(ctx, a.Dim, a.RowPtr, a.ColIdx, o)
 	if err != nil {
 		return nil, err
