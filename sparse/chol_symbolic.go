@@ -148,7 +148,10 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 			p[i] = int32(i)
 		}
 	case OrderingAMD:
-		p = amdOrder(g)
+		var err error
+		if p, err = amdOrderCtx(ctx, g); err != nil {
+			return nil, err
+		}
 	case OrderingND:
 		var err error
 		if p, err = ndOrder(ctx, g, nil, 0); err != nil {
@@ -171,6 +174,9 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
 	t1 := time.Now()
 	s.analyzePerm(g, p)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if opts.PrepareFactor {
 		size := s.lxPtr[s.ns]
 		ready := make(chan []float64, 1)

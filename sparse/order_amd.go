@@ -1,6 +1,9 @@
 package sparse
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // amdOrder returns an approximate minimum degree ordering of g: perm[k] is the vertex
 // eliminated k-th. It implements the quotient-graph elimination of Amestoy, Davis and Duff,
@@ -20,10 +23,16 @@ type vstate struct {
 }
 
 func amdOrder(g *graph) []int32 {
+	p, _ := amdOrderCtx(context.Background(), g)
+	return p
+}
+
+// amdOrderCtx is amdOrder that checks ctx every 4096 pivots and returns its error when done.
+func amdOrderCtx(ctx context.Context, g *graph) ([]int32, error) {
 	n := g.n
 	perm := make([]int32, 0, n)
 	if n == 0 {
-		return perm
+		return perm, nil
 	}
 	var (
 		vs     = make([]vstate, n)  // weight and mark of every vertex, side by side
@@ -99,7 +108,12 @@ func amdOrder(g *graph) []int32 {
 	mindeg := 0
 	nel := 0
 	var lp []int32
-	for nel < n {
+	for step := 0; nel < n; step++ {
+		if step&4095 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for head[mindeg] < 0 {
 			mindeg++
 		}
@@ -296,5 +310,5 @@ func amdOrder(g *graph) []int32 {
 			perm = append(perm, v)
 		}
 	}
-	return perm
+	return perm, nil
 }
