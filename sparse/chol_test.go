@@ -434,6 +434,10 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := Analyze(ctx, a.n, a.rowPtr, a.colIdx, SymbolicOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Analyze on cancelled ctx: %v", err)
 	}
+	// The ordering itself stops (it checks every 4096 pivots), not only the steps after it.
+	if _, err := amdOrderCtx(ctx, buildGraph(a.n, a.rowPtr, a.colIdx)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("AMD on cancelled ctx: %v", err)
+	}
 	s, err := Analyze(context.Background(), a.n, a.rowPtr, a.colIdx, SymbolicOptions{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
