@@ -87,7 +87,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		prog(Progress{Stage: "analyze", Final: true})
 	}
 	s.op.SetContext(ctx)
-	opts := sparse.EigOptions{NEV: nev, Tol: sparseTol}
+	opts := sparse.EigOptions{NEV: nev, Tol: sparseTol, Workers: m.st.workers}
 	if warm != nil {
 		opts.StartShift = s.baseShift
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"glle/parallel"
 )
 
 // Operator is a shift-invert operator for a symmetric matrix A: after SetShift(sigma) it applies
@@ -61,6 +63,9 @@ type EigOptions struct {
 	// Shift fixes the shift sigma; 0 selects it automatically (see ShiftScale). A fixed shift is
 	// never adapted, but still retried once more negative if the factorization fails.
 	Shift float64
+	// Workers is the number of goroutines of the long-vector operations (orthogonalisation,
+	// Ritz vectors, residuals); <= 0 means GOMAXPROCS. The results do not depend on it.
+	Workers int
 	// StartShift, when negative and Shift is 0, starts the automatic rule at this shift instead
 	// of -ShiftScale ||A||_inf if it is closer to zero (e.g. the shift the base fit adapted to,
 	// for a generation of similar spectrum). The result is then a function of the matrix and the
@@ -315,6 +320,7 @@ func SmallestEigs(ctx context.Context, a CSRMatrix, opts EigOptions) (EigResult,
 // eigConfig is EigOptions with defaults applied and the deflation basis orthonormalised.
 type eigConfig struct {
 	nev, ncv, maxOps int
+	workers          int
 	tol              float64
 	seed             uint64
 	defl             [][]float64 // orthonormal
@@ -322,7 +328,8 @@ type eigConfig struct {
 }
 
 func resolveOptions(n int, o EigOptions) (eigConfig, error) {
-	c := eigConfig{nev: o.NEV, ncv: o.NCV, maxOps: o.MaxOps, tol: o.Tol, seed: o.Seed, start: o.Start}
+	c := eigConfig{nev: o.NEV, ncv: o.NCV, maxOps: o.MaxOps, tol: o.Tol, seed: o.Seed, start: o.Start,
+		workers: parallel.Workers(o.Workers)}
 	if c.nev == 0 {
 		c.nev = 1
 	}

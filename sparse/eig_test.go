@@ -600,3 +600,66 @@ func TestSmallestTinyProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallestWorkersBitIdentical: the eigensolver's long-vector operations run on the worker
+// pool above vecParMin; the eigenpairs must be the same bits for any worker count.
+func TestSmallestWorkersBitIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 40000")
+	}
+	ctx := context.Background()
+	const side, k = 200, 8
+	n := side * side // above vecParMin, so the parallel paths run
+	rng := rand.New(rand.NewPCG(21, 22))
+	// Positive weights near 1/k (a smoothing operator, like LLE's), rows summing to one: the
+	// constant vector is M's null vector and the next eigenvalues are smooth modes.
+	w := make([]float64, n*k)
+	for i := range w {
+		w[i] = 1 + 0.2*rng.Float64()
+	}
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range w[i*k : i*k+k] {
+			s += v
+		}
+		for j := range w[i*k : i*k+k] {
+			w[i*k+j] /= s
+		}
+	}
+	p, err := NewMPatternLocal(ctx, n, k, gridGraph(side, k), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Fill(ctx, w, 2); err != nil {
+		t.Fatal(err)
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	var ref EigResult
+	for _, workers := range []int{1, 2, 3} {
+		op, err := NewShiftInvert(ctx, p.Matrix(), SymbolicOptions{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := NewEigensolver(p.Matrix(), op).Smallest(ctx, EigOptions{NEV: 2, Deflate: [][]float64{ones}, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if workers == 1 {
+			ref = got
+			continue
+		}
+		for i := range ref.Values {
+			if math.Float64bits(got.Values[i]) != math.Float64bits(ref.Values[i]) {
+				t.Fatalf("workers=%d: eigenvalue %d %v, workers=1 %v", workers, i, got.Values[i], ref.Values[i])
+			}
+			for r, v := range got.Vectors[i] {
+				if math.Float64bits(v) != math.Float64bits(ref.Vectors[i][r]) {
+					t.Fatalf("workers=%d: vector %d differs at row %d", workers, i, r)
+				}
+			}
+		}
+	}
+}

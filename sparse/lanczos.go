@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack"
 	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
+
+	"glle/parallel"
 )
 
 // Lanczos owns the Krylov basis of a thick-restart Lanczos process (Wu and Simon, "Thick-restart
@@ -25,6 +27,8 @@ type Lanczos struct {
 	basis []float64 // ld vectors of length n; vector j is basis[j*n:(j+1)*n]
 	x, y  []float64 // work vectors of length n
 	c     []float64 // reorthogonalisation coefficients
+	ops   vecOps    // parallel vector operations
+	rtmp  []float64 // restart scratch, one block per worker
 }
 
 // NewLanczos returns a Lanczos process for operators of order n; the basis is allocated on
@@ -74,10 +78,6 @@ func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma flo
 	return res, nil
 }
 
-// orthChunk is the row block of the orthogonalisation and restart loops: a block of the
-// vector being orthogonalised stays in the L1 cache while the basis vectors stream past.
-const orthChunk = 512
-
 // looseTol is the relative Lanczos residual estimate at which the Ritz values are trusted for
 // the re-shift decision of the shift rule (ShiftScale): the Ritz values then carry a relative error of about
 // looseTol^2, enough to place the new shift within a small factor of the eigenvalue scale.
@@ -117,6 +117,9 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	lap := lapackgonum.Implementation{}
 
 	col := func(j int) []float64 { return V[j*n : (j+1)*n] }
+	vo := &l.ops
+	vo.workers = cfg.workers
+	dot, norm, axpy, scal := vo.dot, vo.norm, vo.axpy, vo.scal
 	deflate := func(v []float64) {
 		for _, q := range cfg.defl {
 			axpy(-dot(q, v), q, v)
@@ -128,21 +131,8 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		c := l.c[:m]
 		for pass := 0; pass < 2; pass++ {
 			deflate(v)
-			clear(c)
-			for r0 := 0; r0 < n; r0 += orthChunk {
-				r1 := min(r0+orthChunk, n)
-				vc := v[r0:r1]
-				for t := range c {
-					c[t] += dot(V[t*n+r0:t*n+r1], vc)
-				}
-			}
-			for r0 := 0; r0 < n; r0 += orthChunk {
-				r1 := min(r0+orthChunk, n)
-				vc := v[r0:r1]
-				for t, ct := range c {
-					axpy(-ct, V[t*n+r0:t*n+r1], vc)
-				}
-			}
+			vo.project(c, V, n, v)
+			vo.subtract(v, V, n, c)
 		}
 		deflate(v)
 	}
@@ -208,9 +198,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		u := make([][]float64, cnt)
 		for t := range u {
 			u[t] = make([]float64, n)
-			for q := 0; q < m; q++ {
-				axpy(hw[q*ncv+t], col(q), u[t])
-			}
+			vo.combine(u[t], V, n, m, func(q int) float64 { return hw[q*ncv+t] })
 		}
 		for _, ut := range u {
 			if nu := norm(ut); nu > 0 {
@@ -227,7 +215,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		out.residuals = make([]float64, cnt)
 		for t := 0; t < cnt; t++ {
 			out.values[t] = sigma + 1/theta[t]
-			a.MulVec(x, out.vectors[t])
+			vo.mulVec(a, x, out.vectors[t])
 			axpy(-out.values[t], out.vectors[t], x)
 			out.residuals[t] = norm(x)
 		}
@@ -318,20 +306,28 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		// Thick restart: keep the top `keep` Ritz vectors, append the residual vector.
 		eig(ncv)
 		keep := min(nev+(ncv-nev)/2, ncv-1)
-		tmp := make([]float64, keep*orthChunk)
-		for r0 := 0; r0 < n; r0 += orthChunk {
-			r1 := min(r0+orthChunk, n)
+		nw := max(1, cfg.workers)
+		if len(l.rtmp) < nw*keep*vecChunk {
+			l.rtmp = make([]float64, nw*keep*vecChunk)
+		}
+		_ = parallel.Chunks(ctx, n, vecChunk, cfg.workers, func(_ context.Context, wk, _, r0, r1 int) error {
 			w := r1 - r0
+			tmp := l.rtmp[wk*keep*vecChunk : (wk+1)*keep*vecChunk]
 			clear(tmp)
 			for q := 0; q < ncv; q++ {
 				vq := V[q*n+r0 : q*n+r1]
 				for t := 0; t < keep; t++ {
-					axpy(hw[q*ncv+t], vq, tmp[t*w:t*w+w])
+					sparseAxpy(hw[q*ncv+t], vq, tmp[t*w:t*w+w])
 				}
 			}
 			for t := 0; t < keep; t++ {
 				copy(V[t*n+r0:t*n+r1], tmp[t*w:t*w+w])
 			}
+			return nil
+		})
+		if err := ctx.Err(); err != nil {
+			out.err = err
+			return out
 		}
 		copy(col(keep), col(ncv))
 		clear(H)
@@ -344,3 +340,6 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		out.restarts++
 	}
 }
+
+// sparseAxpy is the package's axpy (the Lanczos loop shadows the name with its parallel one).
+func sparseAxpy(a float64, x, y []float64) { axpy(a, x, y) }
