@@ -53,29 +53,40 @@ type MPattern struct {
 //
 // Invalid graphs (bad length, out-of-range, self or repeated neighbours) return an error.
 func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPattern, error) {
+	if err := checkGraph(n, k, nbr); err != nil {
+		return nil, err
+	}
+	return newMPattern(ctx, n, k, nbr, workers)
+}
+
+// checkGraph validates a neighbour graph for NewMPattern: sizes, index range, no self or
+// repeated neighbours. Errors name the first offending point in row order.
+func checkGraph(n, k int, nbr []int32) error {
 	if n < 1 {
-		return nil, fmt.Errorf("sparse: NewMPattern: n = %d, need n >= 1", n)
+		return fmt.Errorf("sparse: NewMPattern: n = %d, need n >= 1", n)
 	}
 	if k < 0 {
-		return nil, fmt.Errorf("sparse: NewMPattern: k = %d, need k >= 0", k)
+		return fmt.Errorf("sparse: NewMPattern: k = %d, need k >= 0", k)
 	}
 	if k >= n {
-		return nil, fmt.Errorf("sparse: NewMPattern: k = %d neighbours but only n = %d points", k, n)
+		return fmt.Errorf("sparse: NewMPattern: k = %d neighbours but only n = %d points", k, n)
 	}
 	if n > math.MaxInt32 || n*k > math.MaxInt32 {
-		return nil, fmt.Errorf("sparse: NewMPattern: n*k = %d exceeds the int32 index range", n*k)
+		return fmt.Errorf("sparse: NewMPattern: n*k = %d exceeds the int32 index range", n*k)
 	}
 	if len(nbr) != n*k {
-		return nil, fmt.Errorf("sparse: NewMPattern: len(nbr) = %d, want n*k = %d", len(nbr), n*k)
+		return fmt.Errorf("sparse: NewMPattern: len(nbr) = %d, want n*k = %d", len(nbr), n*k)
 	}
+	return checkNeighbours(n, k, nbr)
+}
+
+// newMPattern is NewMPattern for a graph checkGraph accepted.
+func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPattern, error) {
 	p := &MPattern{n: n, k: k, nbr: nbr}
 
 	// Reverse adjacency by counting sort: slots of each column in ascending row order.
 	p.revPtr = make([]int, n+1)
-	for s, b := range nbr {
-		if b < 0 || int(b) >= n {
-			return nil, fmt.Errorf("sparse: NewMPattern: neighbour %d of point %d is %d, outside [0, %d)", s%k, s/k, b, n)
-		}
+	for _, b := range nbr {
 		p.revPtr[b+1]++
 	}
 	for a := 0; a < n; a++ {
@@ -101,7 +112,7 @@ func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 		}
 	}
 
-	// Pass 1: validate rows and count the pattern of each row of M.
+	// Pass 1: count the pattern of each row of M.
 	counts := make([]int, n+1) // counts[a+1] = nnz of row a
 	err := parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
 		mark := p.mark[w]
@@ -111,19 +122,7 @@ func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 					return err
 				}
 			}
-			// Validate N(a): no self, no repeats.
 			stamp := int32(a)
-			row := nbr[a*k : a*k+k]
-			for j, b := range row {
-				if int(b) == a {
-					return fmt.Errorf("sparse: NewMPattern: point %d lists itself as neighbour %d", a, j)
-				}
-				for _, c := range row[:j] {
-					if c == b {
-						return fmt.Errorf("sparse: NewMPattern: point %d lists neighbour %d twice", a, b)
-					}
-				}
-			}
 			cnt := 0
 			visit := func(i int) {
 				if mark[i] != stamp {
@@ -210,10 +209,7 @@ func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 // the weights in point order; ToInternal and FromInternal map vectors between the two orders.
 // The relabelling is a deterministic function of the graph. nbr is not referenced afterwards.
 func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (*MPattern, error) {
-	if n < 1 || k < 0 || k >= n || n > math.MaxInt32 || n*k > math.MaxInt32 || len(nbr) != n*k {
-		return NewMPattern(ctx, n, k, nbr, workers) // its error names the problem
-	}
-	if err := checkNeighbours(n, k, nbr); err != nil {
+	if err := checkGraph(n, k, nbr); err != nil {
 		return nil, err
 	}
 	order, label := bfsOrder(n, k, nbr)
@@ -224,7 +220,7 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 			dst[j] = label[b]
 		}
 	}
-	p, err := NewMPattern(ctx, n, k, nbr2, workers)
+	p, err := newMPattern(ctx, n, k, nbr2, workers) // a relabelled valid graph is valid
 	if err != nil {
 		return nil, err
 	}
@@ -232,8 +228,8 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 	return p, nil
 }
 
-// checkNeighbours validates a neighbour graph as NewMPattern does, naming points in the input
-// order.
+// checkNeighbours checks the neighbour lists of checkGraph: index range, no self or repeated
+// neighbours.
 func checkNeighbours(n, k int, nbr []int32) error {
 	for a := 0; a < n; a++ {
 		row := nbr[a*k : a*k+k]
