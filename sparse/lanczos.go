@@ -119,10 +119,9 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	col := func(j int) []float64 { return V[j*n : (j+1)*n] }
 	vo := &l.ops
 	vo.workers = cfg.workers
-	dot, norm, axpy, scal := vo.dot, vo.norm, vo.axpy, vo.scal
 	deflate := func(v []float64) {
 		for _, q := range cfg.defl {
-			axpy(-dot(q, v), q, v)
+			vo.axpy(-vo.dot(q, v), q, v)
 		}
 	}
 	// orth makes v orthogonal to the first m basis vectors (two classical Gram-Schmidt passes,
@@ -143,10 +142,10 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			for r := range v {
 				v[r] = rng.NormFloat64()
 			}
-			nv0 := norm(v)
+			nv0 := vo.norm(v)
 			orth(v, m)
-			if nv := norm(v); nv > 1e-8*nv0 {
-				scal(1/nv, v)
+			if nv := vo.norm(v); nv > 1e-8*nv0 {
+				vo.scal(1/nv, v)
 				return
 			}
 		}
@@ -156,16 +155,16 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	// Start vector: the normalised sum of the warm-start vectors, else random.
 	clear(x)
 	for _, s := range start {
-		if ns := norm(s); ns > 0 {
-			axpy(1/ns, s, x)
+		if ns := vo.norm(s); ns > 0 {
+			vo.axpy(1/ns, s, x)
 		}
 	}
-	nx0 := norm(x)
+	nx0 := vo.norm(x)
 	if nx0 > 0 {
 		orth(x, 0)
 	}
-	if nx := norm(x); nx0 > 0 && nx > 1e-8*nx0 {
-		scal(1/nx, x)
+	if nx := vo.norm(x); nx0 > 0 && nx > 1e-8*nx0 {
+		vo.scal(1/nx, x)
 	} else {
 		randomOrth(x, 0)
 	}
@@ -201,8 +200,8 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			vo.combine(u[t], V, n, m, func(q int) float64 { return hw[q*ncv+t] })
 		}
 		for _, ut := range u {
-			if nu := norm(ut); nu > 0 {
-				scal(1/nu, ut)
+			if nu := vo.norm(ut); nu > 0 {
+				vo.scal(1/nu, ut)
 			}
 		}
 		return u
@@ -216,8 +215,8 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		for t := 0; t < cnt; t++ {
 			out.values[t] = sigma + 1/theta[t]
 			vo.mulVec(a, x, out.vectors[t])
-			axpy(-out.values[t], out.vectors[t], x)
-			out.residuals[t] = norm(x)
+			vo.axpy(-out.values[t], out.vectors[t], x)
+			out.residuals[t] = vo.norm(x)
 		}
 	}
 
@@ -241,10 +240,10 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			op.Apply(y, x)
 			out.applyTime += time.Since(t)
 			out.ops++
-			alpha := dot(x, y)
+			alpha := vo.dot(x, y)
 			orth(y, j+1)
 			H[j*ncv+j] = alpha
-			beta = norm(y)
+			beta = vo.norm(y)
 			tnorm = max(tnorm, math.Abs(alpha), beta)
 			breakdown := !(beta > 1e-12*tnorm) // invariant subspace (or NaN, caught below)
 			if math.IsNaN(alpha) || math.IsNaN(beta) {
@@ -254,7 +253,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				beta = 0
 				randomOrth(y, j+1)
 			} else {
-				scal(1/beta, y)
+				vo.scal(1/beta, y)
 			}
 			copy(col(j+1), y)
 			if j+1 < ncv {
@@ -317,7 +316,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			for q := 0; q < ncv; q++ {
 				vq := V[q*n+r0 : q*n+r1]
 				for t := 0; t < keep; t++ {
-					sparseAxpy(hw[q*ncv+t], vq, tmp[t*w:t*w+w])
+					axpy(hw[q*ncv+t], vq, tmp[t*w:t*w+w])
 				}
 			}
 			for t := 0; t < keep; t++ {
@@ -340,6 +339,3 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		out.restarts++
 	}
 }
-
-// sparseAxpy is the package's axpy (the Lanczos loop shadows the name with its parallel one).
-func sparseAxpy(a float64, x, y []float64) { axpy(a, x, y) }
