@@ -170,10 +170,11 @@ func TestColumnCounts(t *testing.T) {
 
 func TestFactorRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	// Sizes around supernode and panel-block edges (smallPanel 4, panelBlock 96) and dense-ish.
+	// Sizes around supernode, panel-block and solve-kernel edges (smallPanel 4, panelBlock 96,
+	// solveBLASWidth 128) and dense-ish.
 	sizes := []struct{ n, deg int }{
 		{1, 0}, {2, 2}, {3, 2}, {4, 4}, {5, 4}, {8, 8}, {17, 6}, {50, 3}, {95, 94}, {96, 95}, {97, 96},
-		{130, 129}, {200, 8}, {300, 40}, {1000, 6},
+		{127, 126}, {128, 127}, {130, 129}, {200, 8}, {300, 40}, {1000, 6},
 	}
 	for _, sz := range sizes {
 		for _, full := range []bool{true, false} {
