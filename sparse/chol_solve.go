@@ -94,11 +94,8 @@ func (f *Factor) SolveMany(dst, b []float64, nrhs int) {
 	bl := kernels.Current().BLAS()
 	tmp := f.tmpBuf(s.maxUpdate * nrhs)
 	for t := 0; t < s.ns; t++ {
-		c0 := int(s.sFirst[t])
-		w := int(s.sFirst[t+1]) - c0
-		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+		c0, w, rows, p := f.solvePanel(t)
 		mu := len(rows)
-		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 		xc := y[c0*nrhs : (c0+w)*nrhs]
 		bl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, w, nrhs, 1, p, w, xc, nrhs)
 		if mu > 0 {
@@ -113,11 +110,8 @@ func (f *Factor) SolveMany(dst, b []float64, nrhs int) {
 		}
 	}
 	for t := s.ns - 1; t >= 0; t-- {
-		c0 := int(s.sFirst[t])
-		w := int(s.sFirst[t+1]) - c0
-		rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+		c0, w, rows, p := f.solvePanel(t)
 		mu := len(rows)
-		p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 		xc := y[c0*nrhs : (c0+w)*nrhs]
 		if mu > 0 {
 			tv := tmp[:mu*nrhs]
@@ -131,4 +125,13 @@ func (f *Factor) SolveMany(dst, b []float64, nrhs int) {
 	for k, o := range s.perm {
 		copy(dst[o*nrhs:(o+1)*nrhs], y[k*nrhs:(k+1)*nrhs])
 	}
+}
+
+// solvePanel returns supernode t's first column c0, its width w, the rows below its diagonal
+// block and its m x w row-major panel of L (diagonal block first).
+func (f *Factor) solvePanel(t int) (c0, w int, rows []int32, p []float64) {
+	s := f.s
+	c0 = int(s.sFirst[t])
+	w = int(s.sFirst[t+1]) - c0
+	return c0, w, s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]], f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 }

@@ -89,12 +89,8 @@ func (f *Factor) eachSubtreeList(fn func(w int, roots []int32)) {
 // subtracts its updates from the rows below, except those from index `from` on, whose values
 // are written to rec instead (rec nil: all are applied).
 func (f *Factor) forwardNode(bl blas.Float64, t int, y, tmp []float64, from int, rec []float64) {
-	s := f.s
-	c0 := int(s.sFirst[t])
-	w := int(s.sFirst[t+1]) - c0
-	rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+	c0, w, rows, p := f.solvePanel(t)
 	mu := len(rows)
-	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 	xc := y[c0 : c0+w]
 	tv := tmp[:mu]
 	if w < solveBLASWidth {
@@ -131,12 +127,8 @@ func (f *Factor) forwardNode(bl blas.Float64, t int, y, tmp []float64, from int,
 
 // backwardNode performs supernode t's step of L^T y = y.
 func (f *Factor) backwardNode(bl blas.Float64, t int, y, tmp []float64) {
-	s := f.s
-	c0 := int(s.sFirst[t])
-	w := int(s.sFirst[t+1]) - c0
-	rows := s.sRows[s.sRowPtr[t]+int64(w) : s.sRowPtr[t+1]]
+	c0, w, rows, p := f.solvePanel(t)
 	mu := len(rows)
-	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 	xc := y[c0 : c0+w]
 	if w < solveBLASWidth {
 		for k, r := range rows {
