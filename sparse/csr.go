@@ -59,23 +59,23 @@ func NewMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	return newMPattern(ctx, n, k, nbr, workers)
 }
 
-// checkGraph validates a neighbour graph for NewMPattern: sizes, index range, no self or
+// checkGraph validates a neighbour graph (NewMPattern, NewMPatternLocal, AssembleW): sizes, index range, no self or
 // repeated neighbours. Errors name the first offending point in row order.
 func checkGraph(n, k int, nbr []int32) error {
 	if n < 1 {
-		return fmt.Errorf("sparse: NewMPattern: n = %d, need n >= 1", n)
+		return fmt.Errorf("sparse: neighbour graph: n = %d, need n >= 1", n)
 	}
 	if k < 0 {
-		return fmt.Errorf("sparse: NewMPattern: k = %d, need k >= 0", k)
+		return fmt.Errorf("sparse: neighbour graph: k = %d, need k >= 0", k)
 	}
 	if k >= n {
-		return fmt.Errorf("sparse: NewMPattern: k = %d neighbours but only n = %d points", k, n)
+		return fmt.Errorf("sparse: neighbour graph: k = %d neighbours but only n = %d points", k, n)
 	}
 	if n > math.MaxInt32 || n*k > math.MaxInt32 {
-		return fmt.Errorf("sparse: NewMPattern: n*k = %d exceeds the int32 index range", n*k)
+		return fmt.Errorf("sparse: neighbour graph: n*k = %d exceeds the int32 index range", n*k)
 	}
 	if len(nbr) != n*k {
-		return fmt.Errorf("sparse: NewMPattern: len(nbr) = %d, want n*k = %d", len(nbr), n*k)
+		return fmt.Errorf("sparse: neighbour graph: len(nbr) = %d, want n*k = %d", len(nbr), n*k)
 	}
 	return checkNeighbours(n, k, nbr)
 }
@@ -235,14 +235,14 @@ func checkNeighbours(n, k int, nbr []int32) error {
 		row := nbr[a*k : a*k+k]
 		for j, b := range row {
 			if b < 0 || int(b) >= n {
-				return fmt.Errorf("sparse: NewMPattern: neighbour %d of point %d is %d, outside [0, %d)", j, a, b, n)
+				return fmt.Errorf("sparse: neighbour graph: neighbour %d of point %d is %d, outside [0, %d)", j, a, b, n)
 			}
 			if int(b) == a {
-				return fmt.Errorf("sparse: NewMPattern: point %d lists itself as neighbour %d", a, j)
+				return fmt.Errorf("sparse: neighbour graph: point %d lists itself as neighbour %d", a, j)
 			}
 			for _, c := range row[:j] {
 				if c == b {
-					return fmt.Errorf("sparse: NewMPattern: point %d lists neighbour %d twice", a, b)
+					return fmt.Errorf("sparse: neighbour graph: point %d lists neighbour %d twice", a, b)
 				}
 			}
 		}
@@ -620,10 +620,14 @@ func (a CSRMatrix) NormInf() float64 {
 }
 
 // AssembleW builds W in CSR form with sorted column indices: W[i, nbr[i*k+j]] = w[i*k+j]
-// (paper Eq. (43) uses I - W). The arrays are new. nbr must satisfy the NewMPattern rules.
+// (paper Eq. (43) uses I - W). The arrays are new. nbr must satisfy the NewMPattern rules
+// (checked).
 func AssembleW(n, k int, nbr []int32, w []float64) (*bsparse.CSR, error) {
-	if n < 1 || k < 0 || len(nbr) != n*k || len(w) != n*k {
-		return nil, fmt.Errorf("sparse: AssembleW: n = %d, k = %d, len(nbr) = %d, len(w) = %d do not match", n, k, len(nbr), len(w))
+	if err := checkGraph(n, k, nbr); err != nil {
+		return nil, err
+	}
+	if len(w) != n*k {
+		return nil, fmt.Errorf("sparse: AssembleW: len(w) = %d, want n*k = %d", len(w), n*k)
 	}
 	rowPtr := make([]int, n+1)
 	colIdx := make([]int, n*k)
@@ -634,15 +638,9 @@ func AssembleW(n, k int, nbr []int32, w []float64) (*bsparse.CSR, error) {
 		row := nbr[i*k : i*k+k]
 		for j := range ord {
 			ord[j] = j
-			if row[j] < 0 || int(row[j]) >= n || int(row[j]) == i {
-				return nil, fmt.Errorf("sparse: AssembleW: neighbour %d of point %d is %d", j, i, row[j])
-			}
 		}
 		slices.SortFunc(ord, func(x, y int) int { return int(row[x]) - int(row[y]) })
 		for t, j := range ord {
-			if t > 0 && row[j] == row[ord[t-1]] {
-				return nil, fmt.Errorf("sparse: AssembleW: point %d lists neighbour %d twice", i, row[j])
-			}
 			colIdx[i*k+t] = int(row[j])
 			val[i*k+t] = w[i*k+j]
 		}

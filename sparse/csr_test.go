@@ -190,6 +190,19 @@ func TestAssembleW(t *testing.T) {
 	if _, err := AssembleW(2, 1, []int32{0, 0}, []float64{1, 1}); err == nil {
 		t.Error("self neighbour accepted")
 	}
+	for _, tc := range []struct {
+		name string
+		nbr  []int32
+		w    []float64
+	}{
+		{"repeat", []int32{1, 1, 0, 2, 0, 1}, []float64{1, 1, 1, 1, 1, 1}},
+		{"range", []int32{1, 3, 0, 2, 0, 1}, []float64{1, 1, 1, 1, 1, 1}},
+		{"short w", []int32{1, 2, 0, 2, 0, 1}, []float64{1, 1, 1}},
+	} {
+		if _, err := AssembleW(3, 2, tc.nbr, tc.w); err == nil {
+			t.Errorf("%s accepted", tc.name)
+		}
+	}
 }
 
 // TestMPatternMemory checks the footprint of M's pattern on a Swiss roll kNN graph (k = 10) and
