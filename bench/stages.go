@@ -1,6 +1,9 @@
 package bench
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // StageColumn is a column of a benchmark table: a header and the engine stage names summed
 // into it; nil Names is "other", every stage of no named column.
@@ -40,4 +43,21 @@ func StageSum[S any](stages []S, names []string, stage func(S) (string, float64)
 		}
 	}
 	return v, ok
+}
+
+// WriteStageHeader writes the header and separator rows of a benchmark table: n, method,
+// backend, one column per StageColumns entry, then the trailing column heads (all numeric).
+func WriteStageHeader(b *strings.Builder, trailing ...string) {
+	b.WriteString("| n | method | backend |")
+	for _, c := range StageColumns {
+		b.WriteString(" " + c.Head + " |")
+	}
+	for _, h := range trailing {
+		b.WriteString(" " + h + " |")
+	}
+	b.WriteString("\n|---:|---|---|")
+	for range len(StageColumns) + len(trailing) {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
 }

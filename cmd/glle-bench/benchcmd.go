@@ -381,15 +381,7 @@ func fmtBytes(b int64) string {
 // writeBenchTable prints the sweep as a markdown table (seconds unless stated).
 func writeBenchTable(w io.Writer, runs []benchRun) {
 	var b strings.Builder
-	b.WriteString("| n | method | backend |")
-	for _, c := range bench.StageColumns {
-		b.WriteString(" " + c.Head + " |")
-	}
-	b.WriteString(" fit total | generation | gen/fit | peak RSS | nnz(L)/row | solves (fit / gen) |\n|---|---|---|")
-	for range bench.StageColumns {
-		b.WriteString("---:|")
-	}
-	b.WriteString("---:|---:|---:|---:|---:|---:|\n")
+	bench.WriteStageHeader(&b, "fit total", "generation", "gen/fit", "peak RSS", "nnz(L)/row", "solves (fit / gen)")
 	for _, r := range runs {
 		fmt.Fprintf(&b, "| %d | %s | %s |", r.N, r.Method, orDash(r.Backend))
 		if r.Error != "" {

@@ -246,15 +246,7 @@ func stageSum(stages []stage, names []string) (float64, bool) {
 }
 
 func scalingTable(b *strings.Builder, runs []run) {
-	b.WriteString("| n | method | backend |")
-	for _, c := range bench.StageColumns {
-		b.WriteString(" " + c.Head + " |")
-	}
-	b.WriteString(" fit total | wall | one more generation | gen / fit | peak RSS | nnz(L)/row | solves (fit / gen) |\n|---:|---|---|")
-	for range bench.StageColumns {
-		b.WriteString("---:|")
-	}
-	b.WriteString("---:|---:|---:|---:|---:|---:|---:|\n")
+	bench.WriteStageHeader(b, "fit total", "wall", "one more generation", "gen / fit", "peak RSS", "nnz(L)/row", "solves (fit / gen)")
 	for _, r := range runs {
 		if r.Error != "" {
 			fmt.Fprintf(b, "| %d | %s | | failed: %s |\n", r.N, r.Method, strings.ReplaceAll(r.Error, "|", "/"))
