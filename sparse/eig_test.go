@@ -261,6 +261,37 @@ func TestSmallestDeflatedLLE(t *testing.T) {
 	}
 }
 
+// TestSmallestExactResidualStop checks the stopping rule on the exact residual norms
+// ||(A - sigma I) v_{m+1}|| |beta y_m| / theta: the pairs it accepts meet the tolerance and
+// agree with the dense oracle, and it needs fewer solves than the bound with ||A - sigma I||.
+func TestSmallestExactResidualStop(t *testing.T) {
+	pr := getLLE(t)
+	const nev = 2
+	m := pr.p.Matrix()
+	op, err := NewShiftInvert(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := NewEigensolver(m, op)
+	run := func(boundOnly bool) EigResult {
+		r, err := es.Smallest(context.Background(), EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}, boundOnly: boundOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareWithDense(t, r, pr.ref, nev)
+		return r
+	}
+	exact, bound := run(false), run(true)
+	t.Logf("solves: exact-residual stop %d (%d products with M), bound stop %d; residuals/||M|| %.3g vs %.3g",
+		exact.OpApplies, exact.ResidualProducts, bound.OpApplies, scaled(exact.Residuals, exact.NormA), scaled(bound.Residuals, bound.NormA))
+	if exact.OpApplies >= bound.OpApplies {
+		t.Errorf("exact-residual stop used %d solves, the bound %d: want fewer", exact.OpApplies, bound.OpApplies)
+	}
+	if exact.ResidualProducts == 0 || bound.ResidualProducts != 0 {
+		t.Errorf("residual products %d (exact) and %d (bound): want > 0 and 0", exact.ResidualProducts, bound.ResidualProducts)
+	}
+}
+
 func scaled(v []float64, s float64) []float64 {
 	o := make([]float64, len(v))
 	for i := range v {
