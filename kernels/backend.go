@@ -47,3 +47,32 @@ func Use(b Backend) {
 
 // Current returns the selected backend.
 func Current() Backend { return current.Load().(*holder).b }
+
+// Supernodes describes a supernodal Cholesky factor L for the triangular-solve kernels of
+// SupernodalSolver (the sparse package fills it). Supernode t holds columns
+// [First[t], First[t+1]); its rows are Rows[RowPtr[t]:RowPtr[t+1]], its own columns first; its
+// values are the m x w row-major panel LX[LXPtr[t]:LXPtr[t+1]] (m rows, w columns), the
+// lower-triangular diagonal block first.
+type Supernodes struct {
+	LX     []float64
+	LXPtr  []int64
+	First  []int32
+	RowPtr []int64
+	Rows   []int32
+}
+
+// SupernodalSolver is implemented by backends with native kernels for the supernode steps of
+// the triangular solves with a Supernodes factor; the sparse package uses its Go loops and
+// BLAS-2 calls otherwise. Both methods work in place on y (the permuted right-hand side) and
+// use tmp (at least the largest number of below-diagonal rows of a supernode) as scratch.
+type SupernodalSolver interface {
+	// ForwardSupernodes performs the steps of L y = y of supernodes t0, ..., t1-1 in that
+	// order: solve the diagonal block, then subtract the products with the rows below from y.
+	// With split non-nil, the products for the below-rows from index split[t] on are instead
+	// stored in recs[recOff[t]:recOff[t+1]] (applied later by the caller).
+	ForwardSupernodes(s *Supernodes, y, tmp []float64, t0, t1 int, split []int32, recOff []int64, recs []float64)
+	// BackwardSupernodes performs the steps of L^T y = y of supernodes t1-1, ..., t0 in that
+	// order: subtract the products of the rows below with y, then solve with the transposed
+	// diagonal block.
+	BackwardSupernodes(s *Supernodes, y, tmp []float64, t0, t1 int)
+}

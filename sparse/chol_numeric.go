@@ -30,15 +30,16 @@ func (e *NotPositiveDefiniteError) Error() string {
 // A Factor is not safe for concurrent use.
 type Factor struct {
 	s      *Symbolic
-	lx     []float64   // supernodal panels of L
-	stacks [][]float64 // update-matrix stacks, one per worker plus one for the top
-	works  [][]float64 // dense update workspaces, one per stack
-	diag   [][]float64 // copies of diagonal blocks, one per stack
-	y      []float64   // solve workspace, n
-	ym     []float64   // SolveMany workspace, n*nrhs
-	tmp    []float64   // SolveMany gather workspace
-	sp     *solvePlan  // parallel-solve plan, built on the first Solve
-	valid  bool        // the last Factorize succeeded
+	lx     []float64          // supernodal panels of L
+	stacks [][]float64        // update-matrix stacks, one per worker plus one for the top
+	works  [][]float64        // dense update workspaces, one per stack
+	diag   [][]float64        // copies of diagonal blocks, one per stack
+	y      []float64          // solve workspace, n
+	ym     []float64          // SolveMany workspace, n*nrhs
+	tmp    []float64          // SolveMany gather workspace
+	sp     *solvePlan         // parallel-solve plan, built on the first Solve
+	sn     kernels.Supernodes // the layout for the backend's native solve kernels
+	valid  bool               // the last Factorize succeeded
 }
 
 // NewFactor allocates a numeric factor for the symbolic analysis s.
@@ -58,6 +59,7 @@ func NewFactor(s *Symbolic) *Factor {
 		diag:   make([][]float64, len(sc.stackLen)),
 		y:      make([]float64, s.n),
 	}
+	f.sn = kernels.Supernodes{LX: lx, LXPtr: s.lxPtr, First: s.sFirst, RowPtr: s.sRowPtr, Rows: s.sRows}
 	for k := range sc.stackLen {
 		f.stacks[k] = make([]float64, sc.stackLen[k])
 		f.works[k] = make([]float64, sc.workLen[k])

@@ -6,8 +6,8 @@ import (
 	"glle/kernels"
 )
 
-// solveBLASWidth: supernodes at least this wide use BLAS-2 calls in Solve, narrower ones
-// Go loops. The row-major panels make the BLAS-2 calls dot products of length w, where the
+// solveBLASWidth: without native kernels (kernels.SupernodalSolver, which the OpenBLAS build
+// has), supernodes at least this wide use BLAS-2 calls in Solve, narrower ones Go loops. The row-major panels make the BLAS-2 calls dot products of length w, where the
 // call overhead and OpenBLAS's short-vector code lose to the Go loops up to w ~ 128
 // (measured on the Swiss roll at n = 200k, one solve: 39.8 ms at width 8, 36.2 ms at 32,
 // 34.2 ms at 128; at n = 1M about 250 -> 225 ms).
@@ -49,18 +49,45 @@ func (f *Factor) tmpBuf(n int) []float64 {
 
 // forward solves L y = y in place (permuted numbering), one supernode after the other.
 func (f *Factor) forward(y []float64) {
-	bl := kernels.Current().BLAS()
-	tmp := f.tmpBuf(f.s.maxUpdate)
-	for t := 0; t < f.s.ns; t++ {
-		f.forwardNode(bl, t, y, tmp, 0, nil)
-	}
+	f.forwardRange(kernels.Current(), 0, f.s.ns, y, f.tmpBuf(f.s.maxUpdate), nil)
 }
 
 // backward solves L^T y = y in place (permuted numbering), one supernode after the other.
 func (f *Factor) backward(y []float64) {
-	bl := kernels.Current().BLAS()
-	tmp := f.tmpBuf(f.s.maxUpdate)
-	for t := f.s.ns - 1; t >= 0; t-- {
+	f.backwardRange(kernels.Current(), 0, f.s.ns, y, f.tmpBuf(f.s.maxUpdate))
+}
+
+// forwardRange performs the forward steps of supernodes t0, ..., t1-1 with the backend's
+// native kernels when it has them, else with forwardNode. With p non-nil, updates to rows
+// above each supernode's subtree root are recorded in p.recs (see solvePlan).
+func (f *Factor) forwardRange(be kernels.Backend, t0, t1 int, y, tmp []float64, p *solvePlan) {
+	if nat, ok := be.(kernels.SupernodalSolver); ok {
+		if p == nil {
+			nat.ForwardSupernodes(&f.sn, y, tmp, t0, t1, nil, nil, nil)
+		} else {
+			nat.ForwardSupernodes(&f.sn, y, tmp, t0, t1, p.split, p.recOff, p.recs)
+		}
+		return
+	}
+	bl := be.BLAS()
+	for t := t0; t < t1; t++ {
+		if p == nil {
+			f.forwardNode(bl, t, y, tmp, 0, nil)
+		} else {
+			f.forwardNode(bl, t, y, tmp, int(p.split[t]), p.recs[p.recOff[t]:p.recOff[t+1]])
+		}
+	}
+}
+
+// backwardRange performs the backward steps of supernodes t1-1, ..., t0 with the backend's
+// native kernels when it has them, else with backwardNode.
+func (f *Factor) backwardRange(be kernels.Backend, t0, t1 int, y, tmp []float64) {
+	if nat, ok := be.(kernels.SupernodalSolver); ok {
+		nat.BackwardSupernodes(&f.sn, y, tmp, t0, t1)
+		return
+	}
+	bl := be.BLAS()
+	for t := t1 - 1; t >= t0; t-- {
 		f.backwardNode(bl, t, y, tmp)
 	}
 }

@@ -162,18 +162,16 @@ func (f *Factor) forwardPar(y []float64) {
 	s := f.s
 	sc := &s.sched
 	p := f.plan()
-	bl := kernels.Current().BLAS()
+	be := kernels.Current()
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
-			for t := int(sc.sDesc[r]); t <= int(r); t++ {
-				f.forwardNode(bl, t, y, p.tmps[w], int(p.split[t]), p.recs[p.recOff[t]:p.recOff[t+1]])
-			}
+			f.forwardRange(be, int(sc.sDesc[r]), int(r)+1, y, p.tmps[w], p)
 		}
 	})
 	tmp := p.tmps[0]
 	for t := 0; t < s.ns; t++ {
 		if p.rootOf[t] < 0 {
-			f.forwardNode(bl, t, y, tmp, 0, nil)
+			f.forwardRange(be, t, t+1, y, tmp, nil)
 			continue
 		}
 		rec := p.recs[p.recOff[t]:p.recOff[t+1]]
@@ -194,17 +192,15 @@ func (f *Factor) backwardPar(y []float64) {
 	s := f.s
 	sc := &s.sched
 	p := f.plan()
-	bl := kernels.Current().BLAS()
+	be := kernels.Current()
 	for t := s.ns - 1; t >= 0; t-- {
 		if p.rootOf[t] < 0 {
-			f.backwardNode(bl, t, y, p.tmps[0])
+			f.backwardRange(be, t, t+1, y, p.tmps[0])
 		}
 	}
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
-			for t := int(r); t >= int(sc.sDesc[r]); t-- {
-				f.backwardNode(bl, t, y, p.tmps[w])
-			}
+			f.backwardRange(be, int(sc.sDesc[r]), int(r)+1, y, p.tmps[w])
 		}
 	})
 }

@@ -1,0 +1,171 @@
+//go:build !purego
+
+package cgo
+
+/*
+#cgo CFLAGS: -O3 -Wno-psabi
+#include <stdint.h>
+#include <string.h>
+
+// Both kernels are compiled twice, for x86-64-v3 (AVX2, FMA) and for the baseline; the
+// loader picks the clone the CPU supports.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GLLE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define GLLE_CLONES
+#endif
+
+typedef double glle_v4d __attribute__((vector_size(32)));
+
+static inline glle_v4d glle_ld4(const double *p) {
+	glle_v4d v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+// glle_dot returns sum_j a[j] b[j] with eight partial sums.
+static inline double glle_dot(const double *a, const double *b, int n) {
+	glle_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+	int j = 0;
+	for (; j + 8 <= n; j += 8) {
+		s0 += glle_ld4(a + j) * glle_ld4(b + j);
+		s1 += glle_ld4(a + j + 4) * glle_ld4(b + j + 4);
+	}
+	if (j + 4 <= n) {
+		s0 += glle_ld4(a + j) * glle_ld4(b + j);
+		j += 4;
+	}
+	s0 += s1;
+	double s = (s0[0] + s0[1]) + (s0[2] + s0[3]);
+	for (; j < n; j++) s += a[j] * b[j];
+	return s;
+}
+
+GLLE_CLONES
+void glle_sn_forward(const double *lx, const int64_t *lxp, const int32_t *first,
+		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t0, int t1,
+		const int32_t *split, const int64_t *recoff, double *recs) {
+	for (int t = t0; t < t1; t++) {
+		const int c0 = first[t], w = first[t + 1] - c0;
+		const int mu = (int)(rowp[t + 1] - rowp[t]) - w;
+		const int32_t *rows = rowsAll + rowp[t] + w;
+		const double *p = lx + lxp[t];
+		double *xc = y + c0;
+		for (int i = 0; i < w; i++) {
+			const double *li = p + (int64_t)i * w;
+			xc[i] = (xc[i] - glle_dot(li, xc, i)) / li[i];
+		}
+		const double *l = p + (int64_t)w * w;
+		for (int k = 0; k < mu; k++) tv[k] = glle_dot(l + (int64_t)k * w, xc, w);
+		int from = split ? split[t] : mu;
+		for (int k = 0; k < from; k++) y[rows[k]] -= tv[k];
+		if (from < mu) memcpy(recs + recoff[t], tv + from, sizeof(double) * (mu - from));
+	}
+}
+
+GLLE_CLONES
+void glle_sn_backward(const double *lx, const int64_t *lxp, const int32_t *first,
+		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t0, int t1) {
+	for (int t = t1 - 1; t >= t0; t--) {
+		const int c0 = first[t], w = first[t + 1] - c0;
+		const int mu = (int)(rowp[t + 1] - rowp[t]) - w;
+		const int32_t *rows = rowsAll + rowp[t] + w;
+		const double *p = lx + lxp[t];
+		double *restrict xc = y + c0;
+		const double *l = p + (int64_t)w * w;
+		for (int k = 0; k < mu; k++) tv[k] = y[rows[k]];
+		// Rows last to first: the backward solve walks the factor from its end to its start,
+		// and a descending walk inside each panel keeps it one stream for the prefetcher.
+		int k = mu;
+		for (; k >= 4; k -= 4) {
+			const double *restrict l0 = l + (int64_t)(k - 4) * w;
+			const double *restrict l1 = l0 + w, *restrict l2 = l1 + w, *restrict l3 = l2 + w;
+			const double y0 = tv[k - 4], y1 = tv[k - 3], y2 = tv[k - 2], y3 = tv[k - 1];
+			for (int j = 0; j < w; j++) xc[j] -= (l3[j] * y3 + l2[j] * y2) + (l1[j] * y1 + l0[j] * y0);
+		}
+		for (k--; k >= 0; k--) {
+			const double *restrict lk = l + (int64_t)k * w;
+			const double yk = tv[k];
+			for (int j = 0; j < w; j++) xc[j] -= lk[j] * yk;
+		}
+		for (int i = w - 1; i >= 0; i--) {
+			const double *restrict li = p + (int64_t)i * w;
+			const double v = xc[i] / li[i];
+			xc[i] = v;
+			for (int j = 0; j < i; j++) xc[j] -= li[j] * v;
+		}
+	}
+}
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"glle/kernels"
+)
+
+// ForwardSupernodes implements kernels.SupernodalSolver with C loops (AVX2/FMA where the CPU
+// has them): at n = 100k one sequential solve took 18.5 ms against 26.5 ms for the Go loops.
+func (openblas) ForwardSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, t1 int, split []int32, recOff []int64, recs []float64) {
+	if t0 >= t1 {
+		return
+	}
+	checkSupernodes(s, y, tmp, t1)
+	var sp *C.int32_t
+	var ro *C.int64_t
+	var rc *C.double
+	if split != nil {
+		if len(split) < t1 || len(recOff) < t1+1 || int64(len(recs)) < recOff[t1] {
+			panic("cgo: ForwardSupernodes record arrays too short")
+		}
+		sp, ro = (*C.int32_t)(unsafe.Pointer(&split[0])), (*C.int64_t)(unsafe.Pointer(&recOff[0]))
+		if len(recs) > 0 {
+			rc = (*C.double)(unsafe.Pointer(&recs[0]))
+		}
+	}
+	C.glle_sn_forward(lxPtr(s), (*C.int64_t)(unsafe.Pointer(&s.LXPtr[0])), (*C.int32_t)(unsafe.Pointer(&s.First[0])),
+		(*C.int64_t)(unsafe.Pointer(&s.RowPtr[0])), rowsPtr(s), (*C.double)(unsafe.Pointer(&y[0])), tmpPtr(tmp),
+		C.int(t0), C.int(t1), sp, ro, rc)
+}
+
+// BackwardSupernodes implements kernels.SupernodalSolver with C loops.
+func (openblas) BackwardSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, t1 int) {
+	if t0 >= t1 {
+		return
+	}
+	checkSupernodes(s, y, tmp, t1)
+	C.glle_sn_backward(lxPtr(s), (*C.int64_t)(unsafe.Pointer(&s.LXPtr[0])), (*C.int32_t)(unsafe.Pointer(&s.First[0])),
+		(*C.int64_t)(unsafe.Pointer(&s.RowPtr[0])), rowsPtr(s), (*C.double)(unsafe.Pointer(&y[0])), tmpPtr(tmp),
+		C.int(t0), C.int(t1))
+}
+
+// checkSupernodes panics unless the arrays cover supernodes [0, t1) and y their columns; the
+// C loops trust the layout inside (the sparse package builds it).
+func checkSupernodes(s *kernels.Supernodes, y, tmp []float64, t1 int) {
+	if t1 < 0 || len(s.First) < t1+1 || len(s.LXPtr) < t1+1 || len(s.RowPtr) < t1+1 ||
+		int64(len(s.LX)) < s.LXPtr[t1] || int64(len(s.Rows)) < s.RowPtr[t1] || len(y) < int(s.First[t1]) || len(y) == 0 {
+		panic("cgo: supernodal solve arrays do not match")
+	}
+}
+
+func lxPtr(s *kernels.Supernodes) *C.double {
+	if len(s.LX) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&s.LX[0]))
+}
+
+func rowsPtr(s *kernels.Supernodes) *C.int32_t {
+	if len(s.Rows) == 0 {
+		return nil
+	}
+	return (*C.int32_t)(unsafe.Pointer(&s.Rows[0]))
+}
+
+func tmpPtr(tmp []float64) *C.double {
+	if len(tmp) == 0 {
+		return nil
+	}
+	return (*C.double)(unsafe.Pointer(&tmp[0]))
+}
