@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -43,6 +44,11 @@ type state struct {
 
 	perp kernels.Perp
 	emb  *embedCache
+
+	// genMu guards genW, the weight buffer Generate reuses (N*K; fresh memory costs page
+	// faults: 0.12 s for the 80 MB at n = 1M on the reference machine).
+	genMu sync.Mutex
+	genW  []float64
 }
 
 // pointFunc processes points [lo, hi) with worker-owned scratch ws.

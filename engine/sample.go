@@ -110,7 +110,12 @@ func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a flo
 	if !m.Method.Generative() {
 		return nil, nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
 	}
-	w := make([]float64, m.N*m.K)
+	m.st.genMu.Lock()
+	defer m.st.genMu.Unlock()
+	if len(m.st.genW) != m.N*m.K {
+		m.st.genW = make([]float64, m.N*m.K)
+	}
+	w := m.st.genW
 	if err := m.SampleWeights(ctx, w, seed, generation, a); err != nil {
 		return nil, nil, err
 	}

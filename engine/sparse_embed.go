@@ -19,6 +19,10 @@ type sparseEmbed struct {
 	op   *sparse.ShiftInvert
 	es   *sparse.Eigensolver
 	ones [][]float64
+	// warm holds the warm-start vectors in the internal order and col a column buffer, reused
+	// by every generation.
+	warm [][]float64
+	col  []float64
 	// baseShift is the shift the base fit's eigensolve adapted to; generations start there, so
 	// every generation is a function of its weights alone (not of earlier generations).
 	baseShift float64
@@ -94,16 +98,21 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	if deflate {
 		opts.Deflate = s.ones
 	}
+	if len(s.col) != n {
+		s.col = make([]float64, n)
+	}
+	col := s.col
 	if warm != nil {
-		col := make([]float64, n)
+		for len(s.warm) < wp {
+			s.warm = append(s.warm, make([]float64, n))
+		}
 		for j := 0; j < wp; j++ {
 			for i := range col {
 				col[i] = warm[i*wp+j]
 			}
-			v := make([]float64, n)
-			s.pat.ToInternal(v, col)
-			opts.Start = append(opts.Start, v)
+			s.pat.ToInternal(s.warm[j], col)
 		}
+		opts.Start = s.warm[:wp]
 	}
 	prog(Progress{Stage: "eigensolve"})
 	res, err := s.es.Smallest(ctx, opts)
@@ -145,7 +154,6 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		s.baseShift = res.Shift
 	}
 	vecs := make([]float64, n*nev)
-	col := make([]float64, n)
 	for j, v := range res.Vectors {
 		s.pat.FromInternal(col, v)
 		for i := 0; i < n; i++ {
