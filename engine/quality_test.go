@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -20,17 +22,18 @@ const (
 	minSpearman = 0.98
 )
 
-// Generations are random: weight noise at a = 1 occasionally reorders M's bottom eigenvalues
-// (LLE's spectral gaps are ~1e-9 relative), giving a rotated or partly folded embedding.
-// Measured at n = 5000, 40 generations of em and direct on each dataset (320): 10 missed the
-// thresholds (3.1%), the worst at trustworthiness 0.950 (Swiss roll with hole / em) and
-// Spearman 0.937 (severed sphere / direct); 4 of 320 at a = 0.5, none at a = 0.25. This
-// test's seed gives 3 misses of 32. So every generation must clear the floors below, and at
-// most genMissAllowed of the 32 may miss the full thresholds (at a 3% miss rate, 5 or more
-// misses out of 32 happen with probability ~0.3%).
+// Generations are random. Weight noise at a = 1 occasionally mixes M's bottom eigenvectors
+// (LLE's spectral gaps are ~1e-9 relative): within the embedding's eigenspace, which only
+// rotates the embedding and which Generate's default base frame undoes, and now and then with
+// a higher mode, which folds it. Measured at n = 5000 over 480 generations (4 datasets x 3
+// dataset seeds x em/direct x 20): 22 missed the thresholds in the eigenvector frame, 11 in the
+// base frame, all of those on trustworthiness (worst 0.948; worst base-frame Spearman 0.981).
+// At a = 0.5: 8 of 480. This test's seeds give 2 misses of 32, so every generation must
+// clear the floors below, and at most genMissAllowed of the 32 may miss the full thresholds
+// (at a 2.3% miss rate, 5 or more misses out of 32 happen with probability ~0.05%).
 const (
 	floorTrust     = 0.93
-	floorSpearman  = 0.90
+	floorSpearman  = 0.97
 	genMissAllowed = 4
 )
 
@@ -77,7 +80,7 @@ func TestDefaultMethodsUnfoldPaperDatasets(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s %v generation %d: %v", name, meth, g, err)
 				}
-				if !quality(t, name+"/"+meth.String()+"/gen", X, Y, color, false) {
+				if !quality(t, fmt.Sprintf("%s/%v/gen%d", name, meth, g), X, Y, color, false) {
 					misses++
 				}
 			}
@@ -87,6 +90,71 @@ func TestDefaultMethodsUnfoldPaperDatasets(t *testing.T) {
 		t.Errorf("%d of 32 generations missed the thresholds (allowed %d)", misses, genMissAllowed)
 	}
 	t.Logf("%d of 32 generations missed trustworthiness %.2f / Spearman %.2f", misses, minTrust, minSpearman)
+}
+
+// TestGenerateFrames checks that both frames return the same eigenspace, that the base frame
+// is the eigenvector frame times an orthogonal matrix, and that it is the closest such
+// rotation of the generation to the base embedding.
+func TestGenerateFrames(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(2000, 6)
+	m, err := engine.Fit(ctx, X, engine.Settings{Method: engine.EM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ye, _, err := m.GenerateIn(ctx, 3, 1, 1, engine.FrameEigen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yb, _, err := m.GenerateIn(ctx, 3, 1, 1, engine.FrameBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yd, _, err := m.Generate(ctx, 3, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(yb, yd) {
+		t.Error("Generate does not default to the base frame")
+	}
+	// R = Ye^T Yb (the columns of Ye are orthonormal) must be orthogonal and Ye R = Yb.
+	var r, rr, back mat.Dense
+	r.Mul(ye.T(), yb)
+	rr.Mul(r.T(), &r)
+	// Round-off of orthonormal n = 2000 columns and a 2 x 2 SVD: ~1e-14; 1e-10 leaves room.
+	if !mat.EqualApprox(&rr, eye(2), 1e-10) {
+		t.Errorf("Ye^T Yb is not orthogonal: R^T R = %v", mat.Formatted(&rr))
+	}
+	back.Mul(ye, &r)
+	if !mat.EqualApprox(&back, yb, 1e-10) {
+		t.Error("the base-frame generation is not the eigenvector-frame generation times Ye^T Yb")
+	}
+	// Closest to the base embedding: no small rotation of Yb gets closer.
+	dist := func(y mat.Matrix) float64 {
+		var d mat.Dense
+		d.Sub(y, m.Embedding)
+		return mat.Norm(&d, 2)
+	}
+	d0 := dist(yb)
+	for _, th := range []float64{-1e-3, 1e-3} {
+		c, s := math.Cos(th), math.Sin(th)
+		var rot mat.Dense
+		rot.Mul(yb, mat.NewDense(2, 2, []float64{c, -s, s, c}))
+		if d := dist(&rot); d < d0-1e-12 {
+			t.Errorf("rotating the base-frame generation by %g brings it closer to the base: %g < %g", th, d, d0)
+		}
+	}
+	if _, _, err := m.GenerateIn(ctx, 3, 1, 1, engine.Frame(7)); err == nil {
+		t.Error("unknown frame accepted")
+	}
+}
+
+func eye(n int) *mat.Dense {
+	e := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		e.Set(i, i, 1)
+	}
+	return e
 }
 
 func TestAffineInvariance(t *testing.T) {

@@ -23,9 +23,12 @@ import (
 // and transform: alignment, per-point uncertainty and quality metrics.
 type analysisOpts struct {
 	align, alignScale, uncertainty, metrics bool
+	frameName                               string
+	frame                                   engine.Frame
 }
 
 func (a *analysisOpts) register(f *flags, metrics bool) {
+	f.str(&a.frameName, "frame", "base", "FRAME", "basis of the generations: base (rotated/reflected onto the base embedding, orthogonal Procrustes) or eigen (the generation's eigenvectors as computed, the paper's output)")
 	f.boolean(&a.align, "align", "align every generation onto the base embedding by orthogonal Procrustes (rotation/reflection + translation) before writing it")
 	f.boolean(&a.alignScale, "align-scale", "with -align, also fit a uniform scale")
 	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (n: trace of each point's covariance over the aligned generations) and STEM_mean.npy (n x p), STEM = -out without its extension; needs -generations >= 2")
@@ -34,7 +37,12 @@ func (a *analysisOpts) register(f *flags, metrics bool) {
 	}
 }
 
-func (a analysisOpts) check(generations int) error {
+func (a *analysisOpts) check(generations int) error {
+	fr, err := engine.ParseFrame(a.frameName)
+	if err != nil {
+		return badInput("use -frame base or -frame eigen", "unknown frame %q", clip(a.frameName))
+	}
+	a.frame = fr
 	switch {
 	case a.alignScale && !a.align:
 		return badInput("add -align", "-align-scale only applies with -align")

@@ -174,10 +174,40 @@ func TestTransformCommand(t *testing.T) {
 		bad("uncertainty without generations", "-uncertainty", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-uncertainty"),
 		bad("no in", "-in is required", "transform", "-model", "mem", "-out", "z.npy"),
 		bad("embed uncertainty one generation", "-uncertainty", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "1", "-uncertainty", "-out", "z.npy"),
+		bad("unknown frame", "unknown frame", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-frame", "tilted", "-out", "z.npy"),
 		bad("align-scale without align", "-align", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-align-scale", "-out", "z.npy"),
 		bad("figures bad fig", "-figs", "figures", "-out", "figs", "-figs", "7"),
 	} {
 		checkBad(t, dir, c)
+	}
+}
+
+// TestEmbedFrames: -frame base (the default) writes each generation rotated onto the base
+// embedding; -frame eigen writes the eigenvectors as computed; both span the same space.
+func TestEmbedFrames(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"embed", "-dataset", "scurve", "-n", "400", "-method", "direct", "-generations", "2", "-seed", "4", "-q"}
+	mustRun(t, dir, append(args, "-out", "d.npy")...)
+	mustRun(t, dir, append(args, "-frame", "base", "-out", "b.npy")...)
+	mustRun(t, dir, append(args, "-frame", "eigen", "-out", "e.npy")...)
+	base := readM(t, filepath.Join(dir, "b.npy"))
+	for g := 0; g < 2; g++ {
+		name := fmt.Sprintf("_gen%03d.npy", g)
+		sameFile(t, filepath.Join(dir, "d"+name), filepath.Join(dir, "b"+name))
+		yb := readM(t, filepath.Join(dir, "b"+name))
+		ye := readM(t, filepath.Join(dir, "e"+name))
+		// Base frame: no further rotation brings it closer to the base embedding.
+		if R := bench.FitAlignment(base, yb, false).R; !mat.EqualApprox(R, mat.NewDiagDense(2, []float64{1, 1}), 1e-9) {
+			t.Errorf("generation %d in the base frame: residual rotation %v", g, mat.Formatted(R))
+		}
+		// Same span: Ye = Yb R for the orthogonal R = Yb^T Ye (orthonormal columns; 1e-9
+		// covers round-off of 400-point dot products and the 2 x 2 SVD).
+		var r, back mat.Dense
+		r.Mul(yb.T(), ye)
+		back.Mul(yb, &r)
+		if !mat.EqualApprox(&back, ye, 1e-9) {
+			t.Errorf("generation %d: the eigen-frame file is not a rotation of the base-frame file", g)
+		}
 	}
 }
 

@@ -97,7 +97,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
-		Y, rep, err := m.Generate(ctx, c.seed, g, c.covScale)
+		Y, rep, err := m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame)
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 			return writeError("out", path, err)
 		}
 		out.add(path)
-		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, File: path,
+		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
 			Seconds: time.Since(t0).Seconds(), Stages: rep.Stages, Eigen: rep.Eigen})
 		if c.plot != "" && len(gens) < maxPlotGenerations {
 			gens = append(gens, Y)
@@ -227,7 +227,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
-		Y, rep, err := m.Generate(ctx, c.seed, g, c.covScale)
+		Y, rep, err := m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 			return writeError("out", path, err)
 		}
 		out.add(path)
-		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, File: path,
+		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
 			Seconds: time.Since(t0).Seconds(), Stages: rep.Stages, Eigen: rep.Eigen})
 	}
 	prog.update("generate", c.generations, c.generations, true)

@@ -164,6 +164,7 @@ type genReport struct {
 	Generation int                `json:"generation"`
 	Seed       uint64             `json:"seed"`
 	CovScale   float64            `json:"cov_scale"`
+	Frame      string             `json:"frame,omitempty"` // base or eigen (generations)
 	File       string             `json:"file"`
 	Seconds    float64            `json:"seconds"`
 	Stages     []engine.StageTime `json:"stages,omitempty"`

@@ -175,10 +175,10 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
 		var Ytr *mat.Dense // nil: the base embedding
-		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale}
+		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String()}
 		if !c.baseOnly {
 			var rep *engine.Report
-			if Ytr, rep, err = m.Generate(ctx, c.seed, g, c.covScale); err != nil {
+			if Ytr, rep, err = m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame); err != nil {
 				return err
 			}
 			gr.Stages, gr.Eigen = rep.Stages, rep.Eigen
