@@ -142,7 +142,8 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	e.Stages = []StageMemory{
 		{"knn", e.Data + e.KNN},
 		{"weights", graph + e.Weights + e.Factors},
-		{"assemble", graph + e.Weights + e.Factors + e.M},
+		// While the pattern is built, per-worker buffers hold its columns (4 bytes an entry).
+		{"assemble", graph + e.Weights + e.Factors + e.M + 4*nnzM},
 		{"analyze", graph + e.Weights + e.Factors + e.M + e.Symbolic},
 		{"factor", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L},
 		{"eigensolve", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L + e.Krylov},

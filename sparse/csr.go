@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	bsparse "github.com/james-bowman/sparse"
@@ -105,43 +106,60 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	if workers > n {
 		workers = n
 	}
-	p.ensureScratch(workers)
-	for _, m := range p.mark[:workers] {
-		for i := range m {
-			m[i] = -1
-		}
-	}
 
-	// Pass 1: count the pattern of each row of M.
+	// One pass: each worker collects the sorted columns of its rows [lo, hi) in its own buffer,
+	// then the buffers are copied into colIdx. Row a's columns are the union of S_i over
+	// i in {a} ∪ R(a); a bitmap over the point numbers removes the duplicates and, when the
+	// columns span few 64-bit words (neighbours have nearby numbers, as NewMPatternLocal
+	// arranges), yields them in ascending order without a sort.
 	counts := make([]int, n+1) // counts[a+1] = nnz of row a
+	bufs := make([][]int32, workers) // 4-byte columns: the buffers live beside colIdx
 	err := parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
-		mark := p.mark[w]
+		seen := make([]uint64, (n+63)/64)
+		buf := make([]int32, 0, (hi-lo)*(3*k+1))
+		var list []int
 		for a := lo; a < hi; a++ {
 			if (a-lo)&1023 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			stamp := int32(a)
-			cnt := 0
-			visit := func(i int) {
-				if mark[i] != stamp {
-					mark[i] = stamp
-					cnt++
+			list = list[:0]
+			lo64, hi64 := n, -1
+			add := func(c int) {
+				if m := uint64(1) << (uint(c) & 63); seen[c>>6]&m == 0 {
+					seen[c>>6] |= m
+					list = append(list, c)
+					lo64, hi64 = min(lo64, c>>6), max(hi64, c>>6)
 				}
+			}
+			visit := func(i int) {
+				add(i)
 				for _, b := range nbr[i*k : i*k+k] {
-					if mark[b] != stamp {
-						mark[b] = stamp
-						cnt++
-					}
+					add(int(b))
 				}
 			}
 			visit(a)
 			for _, s := range p.revIdx[p.revPtr[a]:p.revPtr[a+1]] {
 				visit(int(s) / k)
 			}
-			counts[a+1] = cnt
+			if span := hi64 - lo64 + 1; span <= 2*len(list)+8 {
+				for wd := lo64; wd <= hi64; wd++ {
+					for x := seen[wd]; x != 0; x &= x - 1 {
+						buf = append(buf, int32(wd<<6|bits.TrailingZeros64(x)))
+					}
+					seen[wd] = 0
+				}
+			} else {
+				slices.Sort(list)
+				for _, c := range list {
+					seen[c>>6] = 0
+					buf = append(buf, int32(c))
+				}
+			}
+			counts[a+1] = len(list)
 		}
+		bufs[w] = buf
 		return nil
 	})
 	if err != nil {
@@ -154,49 +172,13 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	nnz := p.rowPtr[n]
 	p.colIdx = make([]int, nnz)
 	p.val = make([]float64, nnz)
-
-	// Pass 2: write and sort the column indices of each row (markers reset, stamps = row index).
-	for _, m := range p.mark[:workers] {
-		for i := range m {
-			m[i] = -1
-		}
-	}
-	err = parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
-		mark := p.mark[w]
-		for a := lo; a < hi; a++ {
-			if (a-lo)&1023 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			stamp := int32(a)
-			cols := p.colIdx[p.rowPtr[a]:p.rowPtr[a+1]]
-			t := 0
-			visit := func(i int) {
-				if mark[i] != stamp {
-					mark[i] = stamp
-					cols[t] = i
-					t++
-				}
-				for _, b := range nbr[i*k : i*k+k] {
-					if mark[b] != stamp {
-						mark[b] = stamp
-						cols[t] = int(b)
-						t++
-					}
-				}
-			}
-			visit(a)
-			for _, s := range p.revIdx[p.revPtr[a]:p.revPtr[a+1]] {
-				visit(int(s) / k)
-			}
-			slices.Sort(cols)
+	_ = parallel.For(ctx, n, workers, func(_ context.Context, w, lo, hi int) error {
+		dst := p.colIdx[p.rowPtr[lo]:p.rowPtr[hi]]
+		for q, c := range bufs[w] {
+			dst[q] = int(c)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	return p, nil
 }
 
@@ -214,12 +196,16 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 	}
 	order, label := bfsOrder(n, k, nbr)
 	nbr2 := make([]int32, n*k)
-	for r, i := range order {
-		dst := nbr2[r*k : r*k+k]
-		for j, b := range nbr[int(i)*k : int(i)*k+k] {
-			dst[j] = label[b]
+	_ = parallel.For(ctx, n, workers, func(_ context.Context, _, lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			i := int(order[r])
+			dst := nbr2[r*k : r*k+k]
+			for j, b := range nbr[i*k : i*k+k] {
+				dst[j] = label[b]
+			}
 		}
-	}
+		return nil
+	})
 	p, err := newMPattern(ctx, n, k, nbr2, workers) // a relabelled valid graph is valid
 	if err != nil {
 		return nil, err
