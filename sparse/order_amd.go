@@ -96,10 +96,19 @@ func amdOrderCtx(ctx context.Context, g *graph) ([]int32, error) {
 		memNext[memLast[i]] = j
 		memLast[i] = memLast[j]
 	}
+	// The variable lists are views of one copy of the graph (they only shrink), so that lists
+	// of nearby vertices are nearby in memory.
+	flat := append([]int32(nil), g.adj[:g.xadj[n]]...)
+	// Element lists start with room for elCap entries each in one array (longer ones move to
+	// the heap when they grow).
+	const elCap = 8
+	elFlat := make([]int32, n*elCap)
 	for i := 0; i < n; i++ {
 		vs[i].nv = 1
-		a := g.adj[g.xadj[i]:g.xadj[i+1]]
-		varAdj[i] = append([]int32(nil), a...)
+		lo, hi := g.xadj[i], g.xadj[i+1]
+		a := flat[lo:hi:hi]
+		varAdj[i] = a
+		elAdj[i] = elFlat[i*elCap : i*elCap : (i+1)*elCap]
 		deg[i] = len(a)
 		memNext[i] = -1
 		memLast[i] = int32(i)
