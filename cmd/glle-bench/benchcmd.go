@@ -43,6 +43,7 @@ type benchConfig struct {
 	workers     int
 	python      string
 	peerMax     int
+	peerRepeat  int
 	keep        string // folder for the children's outputs (default: a temporary folder)
 }
 
@@ -60,6 +61,7 @@ func benchFlags(c *benchConfig, r *benchRaw) *flags {
 	f.int(&c.workers, "workers", 0, "worker goroutines of each run (0: all CPUs)")
 	f.str(&c.python, "python", "", "CMD", "python interpreter of -peers (default: the first of "+strings.Join(peerPythons, ", ")+" that imports sklearn)")
 	f.int(&c.peerMax, "peer-max", 200000, "largest size scikit-learn runs at with -peers (it needs ~410 s and 10.5 GiB at n = 1M)")
+	f.int(&c.peerRepeat, "peer-repeat", 1, "with -peers, run scikit-learn and our LLE fit this many times each, interleaved, at every size, and report the medians (1: one scikit-learn run against the sweep's own LLE run)")
 	f.str(&c.keep, "keep", "", "DIR", "keep the runs' embeddings and reports in DIR (default: a temporary folder, removed)")
 	return f
 }
@@ -92,6 +94,8 @@ func parseBench(args []string) (benchConfig, error) {
 		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
 	case c.peerMax < 0:
 		return c, badInput("use -peer-max 0 or more", "-peer-max %d: negative size", c.peerMax)
+	case c.peerRepeat < 1:
+		return c, badInput("use -peer-repeat 1 or more", "-peer-repeat %d: need at least one run", c.peerRepeat)
 	}
 	if err := checkDataset(c.dataset); err != nil {
 		return c, err
@@ -121,13 +125,15 @@ type benchRun struct {
 
 // peerRun is one scikit-learn run.
 type peerRun struct {
-	N            int     `json:"n"`
-	Seconds      float64 `json:"seconds"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	OursSeconds  float64 `json:"ours_seconds,omitempty"` // our LLE fit on the same data
-	Ratio        float64 `json:"ours_over_theirs,omitempty"`
-	MaxSine      float64 `json:"max_principal_angle_sine"`
-	Error        string  `json:"error,omitempty"`
+	N            int       `json:"n"`
+	Seconds      float64   `json:"seconds"` // median of Runs
+	Runs         []float64 `json:"runs,omitempty"`
+	PeakRSSBytes int64     `json:"peak_rss_bytes"`         // largest of the runs
+	OursSeconds  float64   `json:"ours_seconds,omitempty"` // our LLE fit on the same data: median of OursRuns
+	OursRuns     []float64 `json:"ours_runs,omitempty"`
+	Ratio        float64   `json:"ours_over_theirs,omitempty"` // OursSeconds / Seconds
+	MaxSine      float64   `json:"max_principal_angle_sine"`
+	Error        string    `json:"error,omitempty"`
 }
 
 // benchReport is what -json writes.
@@ -503,40 +509,52 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 		return p
 	}
 	X = nil
-	cmd := exec.CommandContext(ctx, c.python, "-c", peerScript, xPath, yPath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		p.Error = fmt.Sprintf("%v: %s", err, oneLine(lastLines(stderr.String(), 3)))
-		return p
-	}
-	var res struct {
-		Seconds      float64 `json:"seconds"`
-		PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
-		p.Error = fmt.Sprintf("unreadable output %q", clip(string(out)))
-		return p
-	}
-	p.Seconds, p.PeakRSSBytes = res.Seconds, res.PeakRSSBytes
-	var ours *benchRun
-	for i := range runs {
-		if runs[i].N == n && runs[i].Method == engine.LLE.String() && runs[i].Error == "" {
-			ours = &runs[i]
-		}
-	}
-	if ours == nil {
-		c1 := c
-		c1.generations = 0
-		r := benchChild(ctx, self, dir, c1, n, engine.LLE)
-		if r.Error != "" {
-			p.Error = "our lle run: " + r.Error
+	// One scikit-learn run, then (with -peer-repeat > 1) one of ours, repeated: the two
+	// systems see the same machine state, and the medians damp its noise.
+	for rep := 0; rep < c.peerRepeat; rep++ {
+		if err := ctx.Err(); err != nil {
+			p.Error = err.Error()
 			return p
 		}
-		ours = &r
+		cmd := exec.CommandContext(ctx, c.python, "-c", peerScript, xPath, yPath)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			p.Error = fmt.Sprintf("%v: %s", err, oneLine(lastLines(stderr.String(), 3)))
+			return p
+		}
+		var res struct {
+			Seconds      float64 `json:"seconds"`
+			PeakRSSBytes int64   `json:"peak_rss_bytes"`
+		}
+		if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
+			p.Error = fmt.Sprintf("unreadable output %q", clip(string(out)))
+			return p
+		}
+		p.Runs = append(p.Runs, res.Seconds)
+		p.PeakRSSBytes = max(p.PeakRSSBytes, res.PeakRSSBytes)
+		var ours *benchRun
+		if c.peerRepeat == 1 {
+			for i := range runs {
+				if runs[i].N == n && runs[i].Method == engine.LLE.String() && runs[i].Error == "" {
+					ours = &runs[i]
+				}
+			}
+		}
+		if ours == nil {
+			c1 := c
+			c1.generations = 0
+			r := benchChild(ctx, self, dir, c1, n, engine.LLE)
+			if r.Error != "" {
+				p.Error = "our lle run: " + r.Error
+				return p
+			}
+			ours = &r
+		}
+		p.OursRuns = append(p.OursRuns, ours.FitSeconds)
 	}
-	p.OursSeconds = ours.FitSeconds
+	p.Seconds, p.OursSeconds = medianOf(p.Runs), medianOf(p.OursRuns)
 	if p.Seconds > 0 {
 		p.Ratio = p.OursSeconds / p.Seconds
 	}

@@ -75,6 +75,36 @@ func TestBenchPeers(t *testing.T) {
 		t.Fatalf("peer run %+v", p)
 	}
 
+	// -peer-repeat 3: three scikit-learn runs (0.9, 0.5, 0.7 s from a counter) interleaved with
+	// three of ours; the report holds every run and the medians.
+	counter := filepath.Join(dir, "count")
+	fake3 := filepath.Join(dir, "fakepython3")
+	script3 := "#!/bin/sh\n" +
+		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
+		bin + " embed -in \"$3\" -method lle -out \"$4\" -q || exit 1\n" +
+		"c=$(cat " + counter + " 2>/dev/null || echo 0); echo $((c+1)) > " + counter + "\n" +
+		"case $c in 0) s=0.9;; 1) s=0.5;; *) s=0.7;; esac\n" +
+		"echo \"{\\\"seconds\\\": $s, \\\"peak_rss_bytes\\\": 1048576}\"\n"
+	if err := os.WriteFile(fake3, []byte(script3), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	js3 := filepath.Join(dir, "bench3.json")
+	mustRun(t, dir, "bench", "-sizes", "400", "-methods", "lle", "-peers", "-python", fake3, "-peer-repeat", "3", "-json", js3)
+	var rep3 benchReport
+	if data, err = os.ReadFile(js3); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep3); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep3.Peers) != 1 {
+		t.Fatalf("peers %+v", rep3.Peers)
+	}
+	p3 := rep3.Peers[0]
+	if p3.Error != "" || len(p3.Runs) != 3 || p3.Seconds != 0.7 || len(p3.OursRuns) != 3 || p3.OursSeconds != medianOf(p3.OursRuns) {
+		t.Fatalf("-peer-repeat 3: %+v", p3)
+	}
+
 	// -peer-max below every size: scikit-learn is skipped, with a line saying so.
 	r = mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-peers", "-python", fake, "-peer-max", "299")
 	if !strings.Contains(r.stdout, "scikit-learn skipped at n = 300") || strings.Contains(r.stdout, "ours / theirs") {
@@ -121,6 +151,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-methods", "pca"},
 		{"bench", "-generations", "-1"},
 		{"bench", "-peer-max", "-5"},
+		{"bench", "-peer-repeat", "0"},
 		{"bench", "stray"},
 	} {
 		if r := runBin(t, dir, args...); r.code != exitBadInput || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
