@@ -113,7 +113,8 @@ type benchRun struct {
 	FitSeconds   float64            `json:"fit_seconds"`
 	WallSeconds  float64            `json:"wall_seconds"` // the child process, data generation and writes included
 	Generations  int                `json:"generations"`
-	GenSeconds   float64            `json:"generation_seconds,omitempty"` // mean per generation
+	GenSeconds   float64            `json:"generation_seconds,omitempty"`       // mean per generation
+	GenFirst     float64            `json:"first_generation_seconds,omitempty"` // the first one (one-time buffers included)
 	GenRatio     float64            `json:"generation_to_fit,omitempty"`
 	PeakRSSBytes int64              `json:"peak_rss_bytes"`
 	NNZLPerRow   float64            `json:"nnz_l_per_row"`
@@ -335,6 +336,7 @@ func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m e
 	r.Solves = s.Fit.Eigen.OpApplies
 	r.Generations = len(s.Generations)
 	if r.Generations > 0 {
+		r.GenFirst = s.Generations[0].Seconds
 		for _, g := range s.Generations {
 			r.GenSeconds += g.Seconds
 			r.GenSolves += float64(g.Eigen.OpApplies)

@@ -101,6 +101,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		if err != nil {
 			return err
 		}
+		secs := time.Since(t0).Seconds() // the generation's compute, like the fit's stages
 		Y = an.generation(g, Y)
 		path := genPath(c.out, g)
 		if err := dataio.WriteMatrix(path, Y); err != nil {
@@ -108,7 +109,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		}
 		out.add(path)
 		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
-			Seconds: time.Since(t0).Seconds(), Stages: rep.Stages, Eigen: rep.Eigen})
+			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
 		if c.plot != "" && len(gens) < maxPlotGenerations {
 			gens = append(gens, Y)
 		}
@@ -231,6 +232,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		if err != nil {
 			return err
 		}
+		secs := time.Since(t0).Seconds() // the generation's compute, like the fit's stages
 		if sum.Backend == "default" {
 			sum.Backend = rep.Backend
 		}
@@ -241,7 +243,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		}
 		out.add(path)
 		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
-			Seconds: time.Since(t0).Seconds(), Stages: rep.Stages, Eigen: rep.Eigen})
+			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
 	}
 	prog.update("generate", c.generations, c.generations, true)
 	sum.addGenStages()
