@@ -111,7 +111,7 @@ func (openblas) ForwardSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, t
 	if t0 >= t1 {
 		return
 	}
-	checkSupernodes(s, y, tmp, t1)
+	checkSupernodes(s, y, tmp, t0, t1)
 	var sp *C.int32_t
 	var ro *C.int64_t
 	var rc *C.double
@@ -134,7 +134,7 @@ func (openblas) BackwardSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, 
 	if t0 >= t1 {
 		return
 	}
-	checkSupernodes(s, y, tmp, t1)
+	checkSupernodes(s, y, tmp, t0, t1)
 	C.glle_sn_backward(lxPtr(s), (*C.int64_t)(unsafe.Pointer(&s.LXPtr[0])), (*C.int32_t)(unsafe.Pointer(&s.First[0])),
 		(*C.int64_t)(unsafe.Pointer(&s.RowPtr[0])), rowsPtr(s), (*C.double)(unsafe.Pointer(&y[0])), tmpPtr(tmp),
 		C.int(t0), C.int(t1))
@@ -142,10 +142,16 @@ func (openblas) BackwardSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, 
 
 // checkSupernodes panics unless the arrays cover supernodes [0, t1) and y their columns; the
 // C loops trust the layout inside (the sparse package builds it).
-func checkSupernodes(s *kernels.Supernodes, y, tmp []float64, t1 int) {
-	if t1 < 0 || len(s.First) < t1+1 || len(s.LXPtr) < t1+1 || len(s.RowPtr) < t1+1 ||
-		int64(len(s.LX)) < s.LXPtr[t1] || int64(len(s.Rows)) < s.RowPtr[t1] || len(y) < int(s.First[t1]) || len(y) == 0 {
+func checkSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, t1 int) {
+	if t0 < 0 || t1 < t0 || len(s.First) < t1+1 || len(s.LXPtr) < t1+1 || len(s.RowPtr) < t1+1 ||
+		int64(len(s.LX)) < s.LXPtr[t1] || int64(len(s.Rows)) < s.RowPtr[t1] ||
+		len(y) == 0 || len(y) < int(s.First[len(s.First)-1]) {
 		panic("cgo: supernodal solve arrays do not match")
+	}
+	for t := t0; t < t1; t++ {
+		if mu := int(s.RowPtr[t+1]-s.RowPtr[t]) - int(s.First[t+1]-s.First[t]); mu > len(tmp) {
+			panic("cgo: supernodal solve scratch too short")
+		}
 	}
 }
 

@@ -110,7 +110,7 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	case DirectPaper:
 		e.Factors = 8 * N * K * K
 	}
-	// M: CSR (row pointers, column indices, values), the reverse graph, per-worker marks, and
+	// M: CSR (row pointers, column indices, values), the reverse graph, Fill's per-worker marks, and
 	// the breadth-first relabelling (order, labels, relabelled graph, weights in that order:
 	// sparse.NewMPatternLocal).
 	e.M = 8*(N+1) + 16*nnzM + 8*N + 4*N*K + 2*4*N + 8*N + 12*N*K
@@ -123,7 +123,8 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	// stored column panel row), the assembly map of A's lower triangle (8 bytes an entry)
 	// and the ordering's adjacency graph (transient, 4 bytes an off-diagonal entry).
 	lower := (nnzM + N) / 2
-	e.Symbolic = 8*N + 4*4*N + 8*lower + 4*nnzM + 8*int64(math.Sqrt(float64(nnzL))*8)
+	// AMD adds its element lists (32 bytes a point).
+	e.Symbolic = 8*N + 4*4*N + 8*lower + 4*nnzM + 8*int64(math.Sqrt(float64(nnzL))*8) + 32*N
 	// Factor: the supernodal panels and the update-matrix stacks (about a fifth of L for
 	// these orderings), the solve workspace.
 	e.L = 8*nnzL + 8*nnzL/5 + 8*N
@@ -142,8 +143,9 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	e.Stages = []StageMemory{
 		{"knn", e.Data + e.KNN},
 		{"weights", graph + e.Weights + e.Factors},
-		// While the pattern is built, per-worker buffers hold its columns (4 bytes an entry).
-		{"assemble", graph + e.Weights + e.Factors + e.M + 4*nnzM},
+		// While the pattern is built, per-worker buffers hold its columns (4 bytes an entry,
+		// up to 6 with their growth) beside one bit per point and worker.
+		{"assemble", graph + e.Weights + e.Factors + e.M + 6*nnzM + N},
 		{"analyze", graph + e.Weights + e.Factors + e.M + e.Symbolic},
 		{"factor", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L},
 		{"eigensolve", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L + e.Krylov},

@@ -114,6 +114,7 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	// arranges), yields them in ascending order without a sort.
 	counts := make([]int, n+1) // counts[a+1] = nnz of row a
 	bufs := make([][]int32, workers) // 4-byte columns: the buffers live beside colIdx
+	los := make([]int, workers)      // first row of each worker's buffer
 	err := parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
 		seen := make([]uint64, (n+63)/64)
 		buf := make([]int32, 0, (hi-lo)*(3*k+1))
@@ -159,7 +160,7 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 			}
 			counts[a+1] = len(list)
 		}
-		bufs[w] = buf
+		bufs[w], los[w] = buf, lo
 		return nil
 	})
 	if err != nil {
@@ -172,10 +173,14 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	nnz := p.rowPtr[n]
 	p.colIdx = make([]int, nnz)
 	p.val = make([]float64, nnz)
-	_ = parallel.For(ctx, n, workers, func(_ context.Context, w, lo, hi int) error {
-		dst := p.colIdx[p.rowPtr[lo]:p.rowPtr[hi]]
-		for q, c := range bufs[w] {
-			dst[q] = int(c)
+	// The copy must complete (the pattern may be cached even if ctx ends now): no context.
+	_ = parallel.For(context.Background(), len(bufs), len(bufs), func(_ context.Context, _, lo, hi int) error {
+		for w := lo; w < hi; w++ {
+			start := p.rowPtr[los[w]]
+			dst := p.colIdx[start : start+len(bufs[w])]
+			for q, c := range bufs[w] {
+				dst[q] = int(c)
+			}
 		}
 		return nil
 	})
@@ -196,7 +201,8 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 	}
 	order, label := bfsOrder(n, k, nbr)
 	nbr2 := make([]int32, n*k)
-	_ = parallel.For(ctx, n, workers, func(_ context.Context, _, lo, hi int) error {
+	// Without the context: a partly relabelled graph must never reach newMPattern.
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
 		for r := lo; r < hi; r++ {
 			i := int(order[r])
 			dst := nbr2[r*k : r*k+k]

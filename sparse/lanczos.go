@@ -267,8 +267,8 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			if m < nev {
 				continue
 			}
-			// Convergence test on the Ritz estimates |beta y_{m,i}| <= tol theta_i, then on true
-			// residuals.
+			// Convergence test: the Ritz estimates |beta y_{m,i}| <= tol theta_i, or the exact
+			// residual norms below; then the true residuals of the Ritz vectors (finish).
 			eig(m)
 			ok, looseOK := true, true
 			worst := 0.0 // largest |beta y_m,t| / theta_t
@@ -280,7 +280,11 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				if !(est <= looseTol*theta[t]) || theta[t] <= 0 {
 					looseOK = false
 				}
-				worst = max(worst, est/theta[t])
+				if theta[t] > 0 {
+					worst = max(worst, est/theta[t])
+				} else {
+					worst = math.Inf(1) // not a wanted pair yet
+				}
 			}
 			if !ok && beta > 0 && worst <= math.Sqrt(cfg.tol) && !cfg.boundOnly {
 				// The estimate above bounds ||A u - lambda u|| by ||A - sigma I|| |beta y_m,t| /

@@ -37,13 +37,17 @@ func (a *analysisOpts) register(f *flags, metrics bool) {
 	}
 }
 
-func (a *analysisOpts) check(generations int) error {
+// check validates the options for a run drawing the given number of generations (set: the
+// flags given on the command line).
+func (a *analysisOpts) check(generations int, set map[string]bool) error {
 	fr, err := engine.ParseFrame(a.frameName)
 	if err != nil {
 		return badInput("use -frame base or -frame eigen", "unknown frame %q", clip(a.frameName))
 	}
 	a.frame = fr
 	switch {
+	case set["frame"] && generations == 0:
+		return badInput("add -generations G", "-frame applies to the generations")
 	case a.alignScale && !a.align:
 		return badInput("add -align", "-align-scale only applies with -align")
 	case a.uncertainty && generations < 2:

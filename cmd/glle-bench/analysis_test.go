@@ -174,6 +174,8 @@ func TestTransformCommand(t *testing.T) {
 		bad("uncertainty without generations", "-uncertainty", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-uncertainty"),
 		bad("no in", "-in is required", "transform", "-model", "mem", "-out", "z.npy"),
 		bad("embed uncertainty one generation", "-uncertainty", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "1", "-uncertainty", "-out", "z.npy"),
+		bad("frame without generations", "-frame applies", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-frame", "eigen", "-out", "z.npy"),
+		bad("frame with base-only", "-base-only", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-generations", "2", "-base-only", "-frame", "eigen"),
 		bad("unknown frame", "unknown frame", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-frame", "tilted", "-out", "z.npy"),
 		bad("align-scale without align", "-align", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-align-scale", "-out", "z.npy"),
 		bad("figures bad fig", "-figs", "figures", "-out", "figs", "-figs", "7"),

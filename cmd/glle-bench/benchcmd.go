@@ -70,7 +70,8 @@ func parseBench(args []string) (benchConfig, error) {
 	var c benchConfig
 	var r benchRaw
 	f := benchFlags(&c, &r)
-	if _, err := f.parse("bench", args); err != nil {
+	set, err := f.parse("bench", args)
+	if err != nil {
 		return c, err
 	}
 	for _, s := range strings.Split(r.sizes, ",") {
@@ -96,6 +97,8 @@ func parseBench(args []string) (benchConfig, error) {
 		return c, badInput("use -peer-max 0 or more", "-peer-max %d: negative size", c.peerMax)
 	case c.peerRepeat < 1:
 		return c, badInput("use -peer-repeat 1 or more", "-peer-repeat %d: need at least one run", c.peerRepeat)
+	case set["peer-repeat"] && !c.peers:
+		return c, badInput("add -peers", "-peer-repeat applies to the scikit-learn runs of -peers")
 	}
 	if err := checkDataset(c.dataset); err != nil {
 		return c, err
@@ -213,7 +216,7 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r := benchChild(ctx, self, dir, c, n, m)
+			r := benchChild(ctx, self, dir, c, n, m, "")
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -283,22 +286,23 @@ func countFailed(rs []benchRun) int {
 	return c
 }
 
-// embedFile is the base embedding file of run (n, method) in dir.
-func embedFile(dir string, n int, m engine.Method) string {
-	return filepath.Join(dir, fmt.Sprintf("Y_%s_%d.npy", m, n))
+// embedFile is the base embedding file of run (n, method) in dir; tag tells repeated runs
+// (the interleaved LLE fits of -peer-repeat) apart from the sweep's.
+func embedFile(dir string, n int, m engine.Method, tag string) string {
+	return filepath.Join(dir, fmt.Sprintf("Y_%s_%d%s.npy", m, n, tag))
 }
 
 // benchChild runs one fit (and its generations) in a child process and reads its report.
-func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method) benchRun {
+func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method, tag string) benchRun {
 	r := benchRun{N: n, Method: m.String()}
 	gens := c.generations
 	if !m.Generative() {
 		gens = 0
 	}
-	jsonPath := filepath.Join(dir, fmt.Sprintf("report_%s_%d.json", m, n))
+	jsonPath := filepath.Join(dir, fmt.Sprintf("report_%s_%d%s.json", m, n, tag))
 	args := []string{"embed", "-dataset", c.dataset, "-n", strconv.Itoa(n), "-method", m.String(),
 		"-generations", strconv.Itoa(gens), "-seed", strconv.FormatUint(c.seed, 10),
-		"-workers", strconv.Itoa(c.workers), "-out", embedFile(dir, n, m), "-json", jsonPath, "-q"}
+		"-workers", strconv.Itoa(c.workers), "-out", embedFile(dir, n, m, tag), "-json", jsonPath, "-q"}
 	cmd := exec.CommandContext(ctx, self, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -513,6 +517,7 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 	X = nil
 	// One scikit-learn run, then (with -peer-repeat > 1) one of ours, repeated: the two
 	// systems see the same machine state, and the medians damp its noise.
+	tag := "" // the LLE run whose embedding is compared: the sweep's, or the last repeat
 	for rep := 0; rep < c.peerRepeat; rep++ {
 		if err := ctx.Err(); err != nil {
 			p.Error = err.Error()
@@ -547,7 +552,8 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 		if ours == nil {
 			c1 := c
 			c1.generations = 0
-			r := benchChild(ctx, self, dir, c1, n, engine.LLE)
+			tag = fmt.Sprintf("_peer%d", rep)
+			r := benchChild(ctx, self, dir, c1, n, engine.LLE, tag)
 			if r.Error != "" {
 				p.Error = "our lle run: " + r.Error
 				return p
@@ -560,7 +566,7 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 	if p.Seconds > 0 {
 		p.Ratio = p.OursSeconds / p.Seconds
 	}
-	Ya, err := dataio.ReadMatrix(embedFile(dir, n, engine.LLE))
+	Ya, err := dataio.ReadMatrix(embedFile(dir, n, engine.LLE, tag))
 	if err != nil {
 		p.Error = err.Error()
 		return p

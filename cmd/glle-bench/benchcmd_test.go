@@ -152,6 +152,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-generations", "-1"},
 		{"bench", "-peer-max", "-5"},
 		{"bench", "-peer-repeat", "0"},
+		{"bench", "-peer-repeat", "3"}, // without -peers
 		{"bench", "stray"},
 	} {
 		if r := runBin(t, dir, args...); r.code != exitBadInput || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {

@@ -411,7 +411,7 @@ func parseEmbed(args []string) (embedConfig, error) {
 	case c.color != "" && c.plot == "":
 		return c, badInput("add -plot Y.png or drop -color", "-color only colours a -plot")
 	}
-	if err := c.analysis.check(c.generations); err != nil {
+	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
 	}
 	if c.dataset != "" {
@@ -512,7 +512,8 @@ func generateFlags(c *generateConfig) *flags {
 func parseGenerate(args []string) (generateConfig, error) {
 	var c generateConfig
 	f := generateFlags(&c)
-	if _, err := f.parse("generate", args); err != nil {
+	set, err := f.parse("generate", args)
+	if err != nil {
 		return c, err
 	}
 	switch {
@@ -527,7 +528,7 @@ func parseGenerate(args []string) (generateConfig, error) {
 	case c.workers < 0:
 		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
 	}
-	if err := c.analysis.check(c.generations); err != nil {
+	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
 	}
 	if c.solver != "" {

@@ -166,7 +166,7 @@ type genReport struct {
 	CovScale   float64            `json:"cov_scale"`
 	Frame      string             `json:"frame,omitempty"` // base or eigen (generations)
 	File       string             `json:"file"`
-	Seconds    float64            `json:"seconds"` // Generate's time (embed, generate: no analysis or writing; transform: with the new points)
+	Seconds    float64            `json:"seconds"` // Generate's time (embed, generate: no analysis or writing; transform: with the new points' draws)
 	Stages     []engine.StageTime `json:"stages,omitempty"`
 	Eigen      engine.EigenReport `json:"eigen"`
 }

@@ -62,7 +62,8 @@ func transformFlags(c *transformConfig) *flags {
 func parseTransform(args []string) (transformConfig, error) {
 	var c transformConfig
 	f := transformFlags(&c)
-	if _, err := f.parse("transform", args); err != nil {
+	set, err := f.parse("transform", args)
+	if err != nil {
 		return c, err
 	}
 	switch {
@@ -82,8 +83,10 @@ func parseTransform(args []string) (transformConfig, error) {
 		return c, badInput("add -generations G", "-base-only applies to the generations")
 	case c.analysis.align && c.generations == 0:
 		return c, badInput("add -generations G", "-align applies to the generations")
+	case c.baseOnly && set["frame"]:
+		return c, badInput("drop -frame", "-frame applies to drawn generations, which -base-only does not draw")
 	}
-	if err := c.analysis.check(c.generations); err != nil {
+	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
 	}
 	for _, p := range []struct{ flag, path string }{{"in", c.in}, {"out", c.out}} {
@@ -175,8 +178,9 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
 		var Ytr *mat.Dense // nil: the base embedding
-		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String()}
+		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale}
 		if !c.baseOnly {
+			gr.Frame = c.analysis.frame.String()
 			var rep *engine.Report
 			if Ytr, rep, err = m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame); err != nil {
 				return err
@@ -190,6 +194,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 		if err != nil {
 			return err
 		}
+		gr.Seconds = time.Since(t0).Seconds() // the generation and the new points' draws
 		// Generation g's frame is mapped onto the base frame by the alignment of its training
 		// embedding; with -base-only the points are in the base frame already.
 		aligned := Yg
@@ -211,7 +216,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 			return writeError("out", path, err)
 		}
 		out.add(path)
-		gr.File, gr.Seconds = path, time.Since(t0).Seconds()
+		gr.File = path
 		sum.Generations = append(sum.Generations, gr)
 	}
 	prog.update("generate", c.generations, c.generations, true)
