@@ -112,7 +112,7 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	// i in {a} ∪ R(a); a bitmap over the point numbers removes the duplicates and, when the
 	// columns span few 64-bit words (neighbours have nearby numbers, as NewMPatternLocal
 	// arranges), yields them in ascending order without a sort.
-	counts := make([]int, n+1) // counts[a+1] = nnz of row a
+	counts := make([]int, n+1)       // counts[a+1] = nnz of row a
 	bufs := make([][]int32, workers) // 4-byte columns: the buffers live beside colIdx
 	los := make([]int, workers)      // first row of each worker's buffer
 	err := parallel.For(ctx, n, workers, func(ctx context.Context, w, lo, hi int) error {
