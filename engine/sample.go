@@ -2,7 +2,6 @@ package engine
 
 import (
 	"gonum.org/v1/gonum/mat"
-	"strings"
 
 	"context"
 	"fmt"
@@ -124,21 +123,12 @@ const (
 var frameNames = [...]string{"base", "eigen"}
 
 // String returns the frame's command-line name.
-func (f Frame) String() string {
-	if f >= 0 && int(f) < len(frameNames) {
-		return frameNames[f]
-	}
-	return fmt.Sprintf("Frame(%d)", int(f))
-}
+func (f Frame) String() string { return enumName(frameNames[:], int(f), "Frame") }
 
 // ParseFrame parses a command-line frame name (base, eigen).
 func ParseFrame(s string) (Frame, error) {
-	for i, n := range frameNames {
-		if strings.EqualFold(s, n) {
-			return Frame(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown frame %q: use base or eigen", s)
+	i, err := parseEnum(frameNames[:], s, "frame")
+	return Frame(i), err
 }
 
 // Generate draws new weights from the fitted distributions with covariance scale a (Section

@@ -31,21 +31,30 @@ const (
 var methodNames = [...]string{"lle", "em", "direct", "em-paper", "direct-paper"}
 
 // String returns the method's command-line name.
-func (m Method) String() string {
-	if m >= 0 && int(m) < len(methodNames) {
-		return methodNames[m]
-	}
-	return fmt.Sprintf("Method(%d)", int(m))
-}
+func (m Method) String() string { return enumName(methodNames[:], int(m), "Method") }
 
 // ParseMethod parses a command-line method name (lle, em, direct, em-paper, direct-paper).
 func ParseMethod(s string) (Method, error) {
-	for i, n := range methodNames {
+	i, err := parseEnum(methodNames[:], s, "method")
+	return Method(i), err
+}
+
+// enumName returns names[i], or kind(i) for a value outside the table.
+func enumName(names []string, i int, kind string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("%s(%d)", kind, i)
+}
+
+// parseEnum returns the index of s in names (case-insensitive) or an error naming the choices.
+func parseEnum(names []string, s, kind string) (int, error) {
+	for i, n := range names {
 		if strings.EqualFold(s, n) {
-			return Method(i), nil
+			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown method %q: use one of %s", s, strings.Join(methodNames[:], ", "))
+	return 0, fmt.Errorf("unknown %s %q: use one of %s", kind, s, strings.Join(names, ", "))
 }
 
 // Generative reports whether the method draws stochastic weights.

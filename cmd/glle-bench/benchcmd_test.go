@@ -46,14 +46,7 @@ func TestBenchSweep(t *testing.T) {
 // probe and fits with this binary's own LLE, so the subspace agreement must be ~0.
 func TestBenchPeers(t *testing.T) {
 	dir := t.TempDir()
-	fake := filepath.Join(dir, "fakepython")
-	script := "#!/bin/sh\n" +
-		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
-		bin + " embed -in \"$3\" -method lle -out \"$4\" -q || exit 1\n" +
-		"echo '{\"seconds\": 0.5, \"peak_rss_bytes\": 1048576}'\n"
-	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake := fakePython(t, dir, "fakepython", "s=0.5")
 	js := filepath.Join(dir, "bench.json")
 	r := mustRun(t, dir, "bench", "-sizes", "400", "-methods", "em", "-generations", "0", "-peers", "-python", fake, "-json", js)
 	if !strings.Contains(r.stdout, "scikit-learn LocallyLinearEmbedding") {
@@ -78,16 +71,9 @@ func TestBenchPeers(t *testing.T) {
 	// -peer-repeat 3: three scikit-learn runs (0.9, 0.5, 0.7 s from a counter) interleaved with
 	// three of ours; the report holds every run and the medians.
 	counter := filepath.Join(dir, "count")
-	fake3 := filepath.Join(dir, "fakepython3")
-	script3 := "#!/bin/sh\n" +
-		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
-		bin + " embed -in \"$3\" -method lle -out \"$4\" -q || exit 1\n" +
-		"c=$(cat " + counter + " 2>/dev/null || echo 0); echo $((c+1)) > " + counter + "\n" +
-		"case $c in 0) s=0.9;; 1) s=0.5;; *) s=0.7;; esac\n" +
-		"echo \"{\\\"seconds\\\": $s, \\\"peak_rss_bytes\\\": 1048576}\"\n"
-	if err := os.WriteFile(fake3, []byte(script3), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake3 := fakePython(t, dir, "fakepython3",
+		"c=$(cat "+counter+" 2>/dev/null || echo 0); echo $((c+1)) > "+counter+"\n"+
+			"case $c in 0) s=0.9;; 1) s=0.5;; *) s=0.7;; esac")
 	js3 := filepath.Join(dir, "bench3.json")
 	mustRun(t, dir, "bench", "-sizes", "400", "-methods", "lle", "-peers", "-python", fake3, "-peer-repeat", "3", "-json", js3)
 	var rep3 benchReport
@@ -110,6 +96,22 @@ func TestBenchPeers(t *testing.T) {
 	if !strings.Contains(r.stdout, "scikit-learn skipped at n = 300") || strings.Contains(r.stdout, "ours / theirs") {
 		t.Fatalf("-peer-max 299 did not skip n = 300:\n%s", r.stdout)
 	}
+}
+
+// fakePython writes a stand-in interpreter for -peers: it answers the sklearn probe, fits
+// with this binary's own LLE, runs the shell lines setS (which set s) and reports s seconds.
+func fakePython(t *testing.T, dir, name, setS string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	script := "#!/bin/sh\n" +
+		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
+		bin + " embed -in \"$3\" -method lle -out \"$4\" -q || exit 1\n" +
+		setS + "\n" +
+		"echo \"{\\\"seconds\\\": $s, \\\"peak_rss_bytes\\\": 1048576}\"\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestFindPeer checks the interpreter search of -peers: an explicit -python is used as is, and
