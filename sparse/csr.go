@@ -585,10 +585,15 @@ func (a CSRMatrix) MulVec(dst, x []float64) {
 	if len(dst) != a.Dim || len(x) != a.Dim {
 		panic("sparse: CSRMatrix.MulVec: length mismatch")
 	}
-	for i := 0; i < a.Dim; i++ {
-		lo, hi := a.RowPtr[i], a.RowPtr[i+1]
-		cols := a.ColIdx[lo:hi]
-		vals := a.Val[lo:hi:hi]
+	a.mulRows(dst, x, 0, a.Dim)
+}
+
+// mulRows sets dst[i] = (A x)_i for the rows i in [lo, hi).
+func (a CSRMatrix) mulRows(dst, x []float64, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		rlo, rhi := a.RowPtr[i], a.RowPtr[i+1]
+		cols := a.ColIdx[rlo:rhi]
+		vals := a.Val[rlo:rhi:rhi]
 		s := 0.0
 		for t, c := range cols {
 			s += vals[t] * x[c]

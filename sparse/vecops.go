@@ -116,16 +116,5 @@ func (o *vecOps) mulVec(a SymMatrix, dst, x []float64) {
 		a.MulVec(dst, x)
 		return
 	}
-	o.each(c.Dim, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			rlo, rhi := c.RowPtr[i], c.RowPtr[i+1]
-			cols := c.ColIdx[rlo:rhi]
-			vals := c.Val[rlo:rhi:rhi]
-			s := 0.0
-			for t, j := range cols {
-				s += vals[t] * x[j]
-			}
-			dst[i] = s
-		}
-	})
+	o.each(c.Dim, func(_, lo, hi int) { c.mulRows(dst, x, lo, hi) })
 }

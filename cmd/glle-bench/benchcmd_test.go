@@ -22,14 +22,7 @@ func TestBenchSweep(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	var rep benchReport
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readBenchReport(t, js)
 	if len(rep.Runs) != 6 || rep.PeersNote == "" {
 		t.Fatalf("report has %d runs (want 6), peers note %q", len(rep.Runs), rep.PeersNote)
 	}
@@ -52,14 +45,7 @@ func TestBenchPeers(t *testing.T) {
 	if !strings.Contains(r.stdout, "scikit-learn LocallyLinearEmbedding") {
 		t.Fatalf("no peer table:\n%s", r.stdout)
 	}
-	var rep benchReport
-	data, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readBenchReport(t, js)
 	if len(rep.Peers) != 1 {
 		t.Fatalf("peers %+v", rep.Peers)
 	}
@@ -76,13 +62,7 @@ func TestBenchPeers(t *testing.T) {
 			"case $c in 0) s=0.9;; 1) s=0.5;; *) s=0.7;; esac")
 	js3 := filepath.Join(dir, "bench3.json")
 	mustRun(t, dir, "bench", "-sizes", "400", "-methods", "lle", "-peers", "-python", fake3, "-peer-repeat", "3", "-json", js3)
-	var rep3 benchReport
-	if data, err = os.ReadFile(js3); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep3); err != nil {
-		t.Fatal(err)
-	}
+	rep3 := readBenchReport(t, js3)
 	if len(rep3.Peers) != 1 {
 		t.Fatalf("peers %+v", rep3.Peers)
 	}
@@ -96,6 +76,20 @@ func TestBenchPeers(t *testing.T) {
 	if !strings.Contains(r.stdout, "scikit-learn skipped at n = 300") || strings.Contains(r.stdout, "ours / theirs") {
 		t.Fatalf("-peer-max 299 did not skip n = 300:\n%s", r.stdout)
 	}
+}
+
+// readBenchReport reads the -json report of a bench run.
+func readBenchReport(t *testing.T, path string) benchReport {
+	t.Helper()
+	var rep benchReport
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // fakePython writes a stand-in interpreter for -peers: it answers the sklearn probe, fits
