@@ -46,8 +46,8 @@ type Factor struct {
 func NewFactor(s *Symbolic) *Factor {
 	sc := &s.sched
 	var lx []float64
-	if s.lxReady != nil {
-		lx, s.lxReady = <-s.lxReady, nil
+	if s.lx != nil {
+		lx, s.lx = s.lx.take(), nil
 	} else {
 		lx = make([]float64, s.lxPtr[s.ns])
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"glle/parallel"
@@ -50,20 +51,59 @@ type Symbolic struct {
 
 	orderTime, symbolicTime time.Duration
 
-	// lxReady delivers the factor storage prepared by SymbolicOptions.PrepareFactor (taken by
-	// the first NewFactor).
-	lxReady chan []float64
+	// lx is the factor storage prepared by SymbolicOptions.PrepareFactor (taken by the first
+	// NewFactor).
+	lx *prefaulted
 }
 
-// touchedFloats returns make([]float64, n) with every page written once, so that its
-// first-touch page faults happen here rather than in the code that uses it.
-func touchedFloats(n int64) []float64 {
-	b := make([]float64, n)
+// prefaulted is a []float64 whose pages are written once ahead of use, so that their
+// first-touch page faults happen before the code that needs the memory runs: a spare
+// goroutine allocates it and starts touching it in chunks; take joins in on the caller's
+// goroutine for the chunks still untouched and returns the slice once every page is written.
+type prefaulted struct {
+	size  int64
+	made  chan struct{} // closed once buf is allocated
+	done  chan struct{} // closed when the spare goroutine has no chunk left
+	buf   []float64
+	chunk atomic.Int64 // next chunk to touch
+}
+
+// prefaultChunk is the number of float64s touched per chunk (256 KiB: 64 pages).
+const prefaultChunk = 1 << 15
+
+func newPrefaulted(size int64) *prefaulted {
+	p := &prefaulted{size: size, made: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		p.buf = make([]float64, size)
+		close(p.made)
+		p.touch()
+		close(p.done)
+	}()
+	return p
+}
+
+// touch writes one element of every page of the chunks it claims until none is left.
+func (p *prefaulted) touch() {
 	const perPage = 4096 / 8
-	for i := int64(0); i < n; i += perPage {
-		b[i] = 0
+	for {
+		lo := (p.chunk.Add(1) - 1) * prefaultChunk
+		if lo >= p.size {
+			return
+		}
+		b := p.buf[lo:min(lo+prefaultChunk, p.size)]
+		for i := 0; i < len(b); i += perPage {
+			b[i] = 0
+		}
 	}
-	return b
+}
+
+// take returns the buffer once all of it has been touched, touching on the caller's
+// goroutine what the spare goroutine has not reached yet.
+func (p *prefaulted) take() []float64 {
+	<-p.made
+	p.touch()
+	<-p.done
+	return p.buf
 }
 
 // Times returns the wall time of the fill-reducing ordering and of the rest of the symbolic
@@ -100,9 +140,10 @@ type SymbolicOptions struct {
 	// CoordDim is the number of coordinates per point in Coords.
 	CoordDim int
 	// PrepareFactor also allocates the numeric factor's value storage, writing to every page of
-	// it on a spare goroutine while the analysis finishes, for the next NewFactor: the first
-	// factorization then does not pay for the first-touch page faults of that memory (at n = 1M
-	// about 1.8 GB; several seconds in a virtual machine). NewShiftInvert sets it.
+	// it on a spare goroutine while the analysis finishes, for the next NewFactor (which touches
+	// the pages still left on its own goroutine, sharing the work): the first factorization
+	// then does not pay for the first-touch page faults of that memory (at n = 1M about 1.8 GB;
+	// several seconds in a virtual machine). NewShiftInvert sets it.
 	PrepareFactor bool
 	// Workers is the number of goroutines of the numeric factorization and the solves; <= 0
 	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
@@ -178,10 +219,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 		return nil, err
 	}
 	if opts.PrepareFactor {
-		size := s.lxPtr[s.ns]
-		ready := make(chan []float64, 1)
-		s.lxReady = ready
-		go func() { ready <- touchedFloats(size) }()
+		s.lx = newPrefaulted(s.lxPtr[s.ns])
 	}
 	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
 		return nil, err

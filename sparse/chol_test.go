@@ -477,3 +477,19 @@ func TestAnalyzeErrors(t *testing.T) {
 		t.Fatal("short Coords accepted")
 	}
 }
+
+// TestPrefaulted checks the shared pre-touch of the factor storage at sizes around its chunk
+// edges: take returns a zeroed slice of the requested length whichever goroutine touched it.
+func TestPrefaulted(t *testing.T) {
+	for _, size := range []int64{0, 1, prefaultChunk - 1, prefaultChunk, prefaultChunk + 1, 3*prefaultChunk + 5} {
+		b := newPrefaulted(size).take()
+		if int64(len(b)) != size {
+			t.Fatalf("size %d: got length %d", size, len(b))
+		}
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("size %d: element %d = %v, want 0", size, i, v)
+			}
+		}
+	}
+}
