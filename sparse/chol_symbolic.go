@@ -189,8 +189,15 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 			p[i] = int32(i)
 		}
 	case OrderingAMD:
+		// AMD uses g's adjacency array as its workspace; the analysis below needs the graph,
+		// so a spare goroutine builds it again meanwhile (instead of AMD copying it first: the
+		// copy's first-touch page faults then stay off the ordering's sequential path).
+		again := make(chan *graph, 1)
+		go func() { again <- buildGraph(n, rowPtr, colIdx) }()
 		var err error
-		if p, err = amdOrderCtx(ctx, g); err != nil {
+		p, err = amdOrderInPlace(ctx, g)
+		g = <-again
+		if err != nil {
 			return nil, err
 		}
 	case OrderingND:

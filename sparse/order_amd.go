@@ -29,6 +29,12 @@ func amdOrder(g *graph) []int32 {
 
 // amdOrderCtx is amdOrder that checks ctx every 4096 pivots and returns its error when done.
 func amdOrderCtx(ctx context.Context, g *graph) ([]int32, error) {
+	return amdOrderInPlace(ctx, &graph{n: g.n, xadj: g.xadj, adj: append([]int32(nil), g.adj[:g.xadj[g.n]]...)})
+}
+
+// amdOrderInPlace is amdOrderCtx that uses g.adj as its workspace: the adjacency lists are
+// overwritten (g must not be used afterwards).
+func amdOrderInPlace(ctx context.Context, g *graph) ([]int32, error) {
 	n := g.n
 	perm := make([]int32, 0, n)
 	if n == 0 {
@@ -96,9 +102,9 @@ func amdOrderCtx(ctx context.Context, g *graph) ([]int32, error) {
 		memNext[memLast[i]] = j
 		memLast[i] = memLast[j]
 	}
-	// The variable lists are views of one copy of the graph (they only shrink), so that lists
-	// of nearby vertices are nearby in memory.
-	flat := append([]int32(nil), g.adj[:g.xadj[n]]...)
+	// The variable lists are views of the graph's adjacency array (they only shrink), so that
+	// lists of nearby vertices are nearby in memory.
+	flat := g.adj
 	// Element lists start with room for elCap entries each in one array (longer ones move to
 	// the heap when they grow).
 	const elCap = 8
