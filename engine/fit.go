@@ -131,6 +131,7 @@ func checkData(x []float64, n, d int) error {
 // Fit computes the neighbourhood graph, the weight model of s.Method and the base embedding of X
 // (one point per row). X is not modified.
 func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
+	tFit := time.Now()
 	if X == nil || X.IsEmpty() {
 		return nil, inputErr("the data matrix is empty: pass at least k+2 points")
 	}
@@ -207,6 +208,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Report.closeStages(tFit)
 	return m, nil
 }
 

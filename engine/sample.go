@@ -2,6 +2,7 @@ package engine
 
 import (
 	"gonum.org/v1/gonum/mat"
+	"time"
 
 	"context"
 	"fmt"
@@ -146,6 +147,7 @@ func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a flo
 // GenerateIn is Generate with the frame of the returned embedding chosen by frame. The
 // report's eigenvalues belong to the eigenvectors whose span the embedding is.
 func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a float64, frame Frame) (*mat.Dense, *Report, error) {
+	tGen := time.Now()
 	if frame != FrameBase && frame != FrameEigen {
 		return nil, nil, inputErr("unknown frame %d: use FrameBase or FrameEigen", int(frame))
 	}
@@ -171,6 +173,7 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 	if frame == FrameBase {
 		rotateOnto(Y, m.Embedding)
 	}
+	rep.closeStages(tGen)
 	return Y, rep, nil
 }
 

@@ -48,6 +48,7 @@ var stageLabels = map[string]string{
 	"restore":    "restore",
 	"eigensolve": "eigensolve",
 	"generate":   "generation",
+	"other":      "other",
 }
 
 func stageLabel(s string) string {

@@ -492,7 +492,7 @@ func build(in, notes string) (string, error) {
 		w("| purego within 3x of OpenBLAS overall | geometric mean purego/OpenBLAS time %.2fx over %d benchmarks (worst %.2fx, `%s`) | %s |\n", g, cnt, worst, worstName, met(g <= 3))
 	}
 	if r := findRun(sl, 1000000, "lle"); r != nil {
-		w("\nEnd-to-end figures are fit totals (sum of the engine's stage times) from the sweep below; the paper-workflow and\nper-point rows are medians of `make bench` (per core: one goroutine, points/s = 1e9 / ns/op).\n")
+		w("\nEnd-to-end figures are fit totals (the wall time of the engine's Fit: its stages, the last of which, \"other\", holds the time between the named ones) from the sweep below; the paper-workflow and\nper-point rows are medians of `make bench` (per core: one goroutine, points/s = 1e9 / ns/op).\n")
 	}
 
 	// ---- sweep
@@ -522,7 +522,7 @@ func build(in, notes string) (string, error) {
 	for _, r := range sg.Runs {
 		gens = max(gens, r.Generations)
 	}
-	w("\nGenerative sweep (%d generations after the fit; \"one more generation\" is their mean, the time of Generate as the fit's is the sum of its stages: no file writing) started %s, load average at start %s, at end %s:\n\n", gens, sg.Started.Format(time.RFC3339), sg.LoadStart, sg.LoadEnd)
+	w("\nGenerative sweep (%d generations after the fit; \"one more generation\" is their mean, the wall time of Generate, as the fit's is the wall time of Fit: no file writing) started %s, load average at start %s, at end %s:\n\n", gens, sg.Started.Format(time.RFC3339), sg.LoadStart, sg.LoadEnd)
 	scalingTable(&b, sg.Runs)
 	first := true
 	for _, r := range sg.Runs {
@@ -530,16 +530,13 @@ func build(in, notes string) (string, error) {
 			continue
 		}
 		if first {
-			w("\nWhere the extra generation's time goes (seconds, means over the generations; \"rest\" = generation time minus its stages: the weight draws, copies and the rotation onto the base frame; the first generation also allocates the buffers the later ones reuse):\n\n| n | method | stages of one generation | first generation |\n|---:|---|---|---:|\n")
+			w("\nWhere the extra generation's time goes (seconds, means over the generations; \"other\" = the generation's time outside the named stages: the weight draws, copies and the rotation onto the base frame; the first generation also allocates the buffers the later ones reuse):\n\n| n | method | stages of one generation | first generation |\n|---:|---|---|---:|\n")
 			first = false
 		}
 		var parts []string
-		rest := r.GenSeconds
 		for _, st := range r.GenStages {
 			parts = append(parts, fmt.Sprintf("%s %s", st.Name, sec(st.Seconds)))
-			rest -= st.Seconds
 		}
-		parts = append(parts, "rest "+sec(rest))
 		w("| %d | %s | %s | %s |\n", r.N, r.Method, strings.Join(parts, ", "), sec(r.GenFirst))
 	}
 
