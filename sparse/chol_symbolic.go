@@ -221,12 +221,9 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	}
 	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
 	t1 := time.Now()
-	s.analyzePerm(g, p)
+	s.analyzePerm(g, p, opts.PrepareFactor)
 	if err := ctx.Err(); err != nil {
 		return nil, err
-	}
-	if opts.PrepareFactor {
-		s.lx = newPrefaulted(s.lxPtr[s.ns])
 	}
 	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
 		return nil, err
@@ -239,7 +236,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 
 // analyzePerm does everything after the ordering: elimination tree, postorder, column counts,
 // supernodes and their structure.
-func (s *Symbolic) analyzePerm(g *graph, p []int32) {
+func (s *Symbolic) analyzePerm(g *graph, p []int32, prepare bool) {
 	n := s.n
 	ip := make([]int32, n)
 	for k, v := range p {
@@ -359,6 +356,19 @@ func (s *Symbolic) analyzePerm(g *graph, p []int32) {
 		}
 	}
 
+	// The factor's size is known now: supernode t has w columns and w + cc[l-1] - 1 rows, its
+	// last column's rows below it being those of the whole supernode (a merged child's rows
+	// below its parent lie in the parent's structure). Start the prefault of its storage here,
+	// ahead of the row structures (checked against lxPtr below).
+	var lxSize int64
+	if prepare {
+		for t := 0; t < ns; t++ {
+			f, l := int64(s.sFirst[t]), int64(s.sFirst[t+1])
+			lxSize += (l - f) * (l - f + int64(cc[l-1]) - 1)
+		}
+		s.lx = newPrefaulted(lxSize)
+	}
+
 	// Supernodal row structure: columns, then the union of A's rows below the supernode and
 	// the children's below-rows, sorted.
 	childHead := make([]int32, ns)
@@ -440,6 +450,9 @@ func (s *Symbolic) analyzePerm(g *graph, p []int32) {
 		s.flops += fl
 		s.maxFront = max(s.maxFront, int(m))
 		s.maxUpdate = max(s.maxUpdate, int(m-w))
+	}
+	if prepare && lxSize != s.lxPtr[ns] {
+		panic("sparse: factor size predicted from the column counts differs from the supernode structure")
 	}
 }
 

@@ -151,9 +151,14 @@ func TestColumnCounts(t *testing.T) {
 		n := 1 + rng.IntN(120) // small enough for the dense symbolic check
 		a := randomSPD(rng, n, rng.IntN(8), true)
 		for _, o := range []Ordering{OrderingNatural, OrderingAMD, OrderingND} {
-			s, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{Ordering: o})
+			// PrepareFactor also checks the factor size predicted from the column counts
+			// against the supernode structure (analyzePerm panics on a mismatch).
+			s, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{Ordering: o, PrepareFactor: true})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if lx := NewFactor(s).lx; int64(len(lx)) != s.lxPtr[s.ns] {
+				t.Fatalf("prepared factor storage %d, want %d", len(lx), s.lxPtr[s.ns])
 			}
 			want := exactColCounts(a, s.Perm())
 			for j := range want {
