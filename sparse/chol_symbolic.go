@@ -71,21 +71,29 @@ type prefaulted struct {
 // prefaultChunk is the number of float64s touched per chunk (256 KiB: 64 pages).
 const prefaultChunk = 1 << 15
 
-func newPrefaulted(size int64) *prefaulted {
+// newPrefaulted starts the spare goroutine; it stops touching early when ctx is done (the
+// untouched pages are zero all the same, take only touches them itself).
+func newPrefaulted(ctx context.Context, size int64) *prefaulted {
 	p := &prefaulted{size: size, made: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		p.buf = make([]float64, size)
 		close(p.made)
-		p.touch()
+		p.touch(ctx.Done())
 		close(p.done)
 	}()
 	return p
 }
 
-// touch writes one element of every page of the chunks it claims until none is left.
-func (p *prefaulted) touch() {
+// touch writes one element of every page of the chunks it claims until none is left or stop
+// is closed.
+func (p *prefaulted) touch(stop <-chan struct{}) {
 	const perPage = 4096 / 8
 	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
 		lo := (p.chunk.Add(1) - 1) * prefaultChunk
 		if lo >= p.size {
 			return
@@ -101,7 +109,7 @@ func (p *prefaulted) touch() {
 // goroutine what the spare goroutine has not reached yet.
 func (p *prefaulted) take() []float64 {
 	<-p.made
-	p.touch()
+	p.touch(nil)
 	<-p.done
 	return p.buf
 }
@@ -221,7 +229,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	}
 	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
 	t1 := time.Now()
-	s.analyzePerm(g, p, opts.PrepareFactor)
+	s.analyzePerm(ctx, g, p, opts.PrepareFactor)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -236,7 +244,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 
 // analyzePerm does everything after the ordering: elimination tree, postorder, column counts,
 // supernodes and their structure.
-func (s *Symbolic) analyzePerm(g *graph, p []int32, prepare bool) {
+func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, prepare bool) {
 	n := s.n
 	ip := make([]int32, n)
 	for k, v := range p {
@@ -366,7 +374,7 @@ func (s *Symbolic) analyzePerm(g *graph, p []int32, prepare bool) {
 			f, l := int64(s.sFirst[t]), int64(s.sFirst[t+1])
 			lxSize += (l - f) * (l - f + int64(cc[l-1]) - 1)
 		}
-		s.lx = newPrefaulted(lxSize)
+		s.lx = newPrefaulted(ctx, lxSize)
 	}
 
 	// Supernodal row structure: columns, then the union of A's rows below the supernode and

@@ -487,7 +487,7 @@ func TestAnalyzeErrors(t *testing.T) {
 // edges: take returns a zeroed slice of the requested length whichever goroutine touched it.
 func TestPrefaulted(t *testing.T) {
 	for _, size := range []int64{0, 1, prefaultChunk - 1, prefaultChunk, prefaultChunk + 1, 3*prefaultChunk + 5} {
-		b := newPrefaulted(size).take()
+		b := newPrefaulted(context.Background(), size).take()
 		if int64(len(b)) != size {
 			t.Fatalf("size %d: got length %d", size, len(b))
 		}
@@ -496,5 +496,11 @@ func TestPrefaulted(t *testing.T) {
 				t.Fatalf("size %d: element %d = %v, want 0", size, i, v)
 			}
 		}
+	}
+	// A cancelled context stops the spare goroutine; take still returns the whole buffer.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if b := newPrefaulted(ctx, 3*prefaultChunk+5).take(); len(b) != 3*prefaultChunk+5 {
+		t.Fatalf("cancelled: got length %d", len(b))
 	}
 }
