@@ -160,10 +160,12 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 		m.st.genW = make([]float64, m.N*m.K)
 	}
 	w := m.st.genW
+	rep := &Report{Method: m.Method.String(), Backend: kernels.Current().Name(), N: m.N, D: m.D, K: m.K, Dim: m.Dim, Workers: m.st.workers}
+	tDraw := time.Now()
 	if err := m.SampleWeights(ctx, w, seed, generation, a); err != nil {
 		return nil, nil, err
 	}
-	rep := &Report{Method: m.Method.String(), Backend: kernels.Current().Name(), N: m.N, D: m.D, K: m.K, Dim: m.Dim, Workers: m.st.workers}
+	rep.stage("draw", tDraw)
 	Y, vals, er, err := m.st.emb.embed(ctx, w, m.Embedding, func(Progress) {}, rep)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generation %d: %w", generation, err)

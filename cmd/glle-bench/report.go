@@ -48,6 +48,7 @@ var stageLabels = map[string]string{
 	"restore":    "restore",
 	"eigensolve": "eigensolve",
 	"generate":   "generation",
+	"draw":       "weight draws",
 	"other":      "other",
 }
 

@@ -530,7 +530,7 @@ func build(in, notes string) (string, error) {
 			continue
 		}
 		if first {
-			w("\nWhere the extra generation's time goes (seconds, means over the generations; \"other\" = the generation's time outside the named stages: the weight draws, copies and the rotation onto the base frame; the first generation also allocates the buffers the later ones reuse):\n\n| n | method | stages of one generation | first generation |\n|---:|---|---|---:|\n")
+			w("\nWhere the extra generation's time goes (seconds, means over the generations; \"draw\" = drawing the weights, \"other\" = the generation's time outside the named stages: copies and the rotation onto the base frame; the first generation also allocates the buffers the later ones reuse):\n\n| n | method | stages of one generation | first generation |\n|---:|---|---|---:|\n")
 			first = false
 		}
 		var parts []string
