@@ -51,8 +51,9 @@ type Report struct {
 	Dim     int    `json:"dim"`
 	Workers int    `json:"workers"`
 
-	// Stages lists every stage in execution order with its wall time. The last, "other", holds
-	// the rest of the call's wall time, so that the stages add up to it.
+	// Stages lists every stage in execution order with its wall time. In the reports of Fit
+	// and Generate the last, "other", holds the rest of the call's wall time, so that the
+	// stages add up to it.
 	Stages []StageTime `json:"stages"`
 
 	// EMIterations is the number of EM iterations run (EM methods).

@@ -147,7 +147,6 @@ func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a flo
 // GenerateIn is Generate with the frame of the returned embedding chosen by frame. The
 // report's eigenvalues belong to the eigenvectors whose span the embedding is.
 func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a float64, frame Frame) (*mat.Dense, *Report, error) {
-	tGen := time.Now()
 	if frame != FrameBase && frame != FrameEigen {
 		return nil, nil, inputErr("unknown frame %d: use FrameBase or FrameEigen", int(frame))
 	}
@@ -156,6 +155,7 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 	}
 	m.st.genMu.Lock()
 	defer m.st.genMu.Unlock()
+	tGen := time.Now() // after the lock: waiting for another generation is not this one's time
 	if len(m.st.genW) != m.N*m.K {
 		m.st.genW = make([]float64, m.N*m.K)
 	}

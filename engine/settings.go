@@ -125,17 +125,19 @@ type Settings struct {
 	// iteration, as Alg. 1 does). Default 0. Generations take their own seed.
 	Seed uint64
 	// MaxMemory is the memory limit in bytes: Fit estimates its peak memory (EstimateMemory,
-	// refined from the symbolic analysis before the numeric factorization) and fails with an
-	// *InputError when the estimate exceeds it. Default 0: the physical memory (MemTotal of
-	// /proc/meminfo; no limit where unknown). Negative: no limit.
+	// refined inside the symbolic analysis once nnz(L) is known, before the factor's storage
+	// is allocated) and fails with an *InputError when the estimate exceeds it. Default 0: the
+	// physical memory (MemTotal of /proc/meminfo; no limit where unknown). Negative: no limit.
 	MaxMemory int64
-	// Progress, when not nil, is called at the start and end of every stage.
+	// Progress, when not nil, is called at the start and end of every long stage of Fit
+	// (the stages it reports are coarser than Report.Stages: "analyze" covers ordering and
+	// symbolic analysis, "eigensolve" the factorizations too). Default nil.
 	Progress func(Progress)
 }
 
 // Progress reports the state of a long run.
 type Progress struct {
-	Stage string // "knn", "weights", "em", "assemble", "factor", "eigensolve", "generate"
+	Stage string // "knn", "weights", "em", "direct", "assemble", "analyze", "eigensolve"
 	Done  int    // units done (EM iterations, generations); 0 at a stage's start
 	Total int    // units in all, or 0 when the stage has no count
 	Final bool   // the stage has finished

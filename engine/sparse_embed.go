@@ -71,11 +71,12 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	prog(Progress{Stage: "assemble", Final: true})
 	if s.op == nil {
 		prog(Progress{Stage: "analyze"})
-		op, err := sparse.NewShiftInvert(ctx, s.pat.Matrix(), sparse.SymbolicOptions{Workers: m.st.workers})
+		// The memory check with the exact nnz(L) runs inside the analysis, before the factor's
+		// storage is allocated.
+		nnzM := int64(s.pat.NNZ())
+		op, err := sparse.NewShiftInvert(ctx, s.pat.Matrix(), sparse.SymbolicOptions{Workers: m.st.workers,
+			CheckFactor: func(nnzL int64) error { return m.refineMemory(nnzM, nnzL) }})
 		if err != nil {
-			return nil, nil, er, err
-		}
-		if err := m.refineMemory(int64(s.pat.NNZ()), op.Symbolic().NNZ()); err != nil {
 			return nil, nil, er, err
 		}
 		s.op = op

@@ -46,8 +46,8 @@ type Factor struct {
 func NewFactor(s *Symbolic) *Factor {
 	sc := &s.sched
 	var lx []float64
-	if s.lx != nil {
-		lx, s.lx = s.lx.take(), nil
+	if p := s.lx.Swap(nil); p != nil {
+		lx = p.take()
 	} else {
 		lx = make([]float64, s.lxPtr[s.ns])
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,44 +54,54 @@ type Symbolic struct {
 
 	// lx is the factor storage prepared by SymbolicOptions.PrepareFactor (taken by the first
 	// NewFactor).
-	lx *prefaulted
+	lx atomic.Pointer[prefaulted]
 }
 
 // prefaulted is a []float64 whose pages are written once ahead of use, so that their
 // first-touch page faults happen before the code that needs the memory runs: a spare
 // goroutine allocates it and starts touching it in chunks; take joins in on the caller's
 // goroutine for the chunks still untouched and returns the slice once every page is written.
+// Touching stops early when the analysis's context is done or the buffer is abandoned; the
+// untouched pages are zero all the same.
 type prefaulted struct {
-	size  int64
-	made  chan struct{} // closed once buf is allocated
-	done  chan struct{} // closed when the spare goroutine has no chunk left
-	buf   []float64
-	chunk atomic.Int64 // next chunk to touch
+	size    int64
+	made    chan struct{}   // closed once buf is allocated
+	done    chan struct{}   // closed when the spare goroutine has stopped touching
+	ctxDone <-chan struct{} // the analysis's context
+	stop    chan struct{}   // closed by abandon
+	once    sync.Once
+	buf     []float64
+	chunk   atomic.Int64 // next chunk to touch
 }
 
 // prefaultChunk is the number of float64s touched per chunk (256 KiB: 64 pages).
 const prefaultChunk = 1 << 15
 
-// newPrefaulted starts the spare goroutine; it stops touching early when ctx is done (the
-// untouched pages are zero all the same, take only touches them itself).
+// newPrefaulted starts the spare goroutine.
 func newPrefaulted(ctx context.Context, size int64) *prefaulted {
-	p := &prefaulted{size: size, made: make(chan struct{}), done: make(chan struct{})}
+	p := &prefaulted{size: size, made: make(chan struct{}), done: make(chan struct{}),
+		ctxDone: ctx.Done(), stop: make(chan struct{})}
 	go func() {
 		p.buf = make([]float64, size)
 		close(p.made)
-		p.touch(ctx.Done())
+		p.touch()
 		close(p.done)
 	}()
 	return p
 }
 
-// touch writes one element of every page of the chunks it claims until none is left or stop
-// is closed.
-func (p *prefaulted) touch(stop <-chan struct{}) {
+// abandon stops the spare goroutine's touching (the analysis failed; nobody takes the buffer).
+func (p *prefaulted) abandon() { p.once.Do(func() { close(p.stop) }) }
+
+// touch writes one element of every page of the chunks it claims until none is left, the
+// context is done or the buffer is abandoned.
+func (p *prefaulted) touch() {
 	const perPage = 4096 / 8
 	for {
 		select {
-		case <-stop:
+		case <-p.ctxDone:
+			return
+		case <-p.stop:
 			return
 		default:
 		}
@@ -105,11 +116,11 @@ func (p *prefaulted) touch(stop <-chan struct{}) {
 	}
 }
 
-// take returns the buffer once all of it has been touched, touching on the caller's
-// goroutine what the spare goroutine has not reached yet.
+// take returns the buffer once the spare goroutine has stopped, touching on the caller's
+// goroutine what it has not reached yet (unless the context is done).
 func (p *prefaulted) take() []float64 {
 	<-p.made
-	p.touch(nil)
+	p.touch()
 	<-p.done
 	return p.buf
 }
@@ -153,6 +164,10 @@ type SymbolicOptions struct {
 	// then does not pay for the first-touch page faults of that memory (at n = 1M about 1.8 GB;
 	// several seconds in a virtual machine). NewShiftInvert sets it.
 	PrepareFactor bool
+	// CheckFactor, when set, is called with the number of stored entries of L (NNZ) as soon as
+	// the supernode partition fixes it, before any factor storage is allocated; an error it
+	// returns ends Analyze with that error (e.g. a memory limit). Default nil.
+	CheckFactor func(nnzL int64) error
 	// Workers is the number of goroutines of the numeric factorization and the solves; <= 0
 	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
 	// on it.
@@ -203,11 +218,10 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 		again := make(chan *graph, 1)
 		go func() { again <- buildGraph(n, rowPtr, colIdx) }()
 		var err error
-		p, err = amdOrderInPlace(ctx, g)
-		g = <-again
-		if err != nil {
-			return nil, err
+		if p, err = amdOrder(ctx, g); err != nil {
+			return nil, err // the rebuild finishes on its own (buffered channel)
 		}
+		g = <-again
 	case OrderingND:
 		var err error
 		if p, err = ndOrder(ctx, g, nil, 0); err != nil {
@@ -229,11 +243,15 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	}
 	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
 	t1 := time.Now()
-	s.analyzePerm(ctx, g, p, opts.PrepareFactor)
+	if err := s.analyzePerm(ctx, g, p, opts); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
+		s.abandonFactor()
 		return nil, err
 	}
 	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
+		s.abandonFactor()
 		return nil, err
 	}
 	s.makeSchedule(scheduleWays)
@@ -242,9 +260,18 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	return s, nil
 }
 
+// abandonFactor stops the prefault of the factor storage after a failed analysis.
+func (s *Symbolic) abandonFactor() {
+	if p := s.lx.Swap(nil); p != nil {
+		p.abandon()
+	}
+}
+
 // analyzePerm does everything after the ordering: elimination tree, postorder, column counts,
-// supernodes and their structure.
-func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, prepare bool) {
+// supernodes and their structure. As soon as the supernodes fix the factor's size it checks
+// the size (int32 panel offsets, opts.CheckFactor) and, with opts.PrepareFactor, starts the
+// prefault of the factor storage.
+func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, opts SymbolicOptions) error {
 	n := s.n
 	ip := make([]int32, n)
 	for k, v := range p {
@@ -366,15 +393,25 @@ func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, prepare
 
 	// The factor's size is known now: supernode t has w columns and w + cc[l-1] - 1 rows, its
 	// last column's rows below it being those of the whole supernode (a merged child's rows
-	// below its parent lie in the parent's structure). Start the prefault of its storage here,
-	// ahead of the row structures (checked against lxPtr below).
-	var lxSize int64
-	if prepare {
-		for t := 0; t < ns; t++ {
-			f, l := int64(s.sFirst[t]), int64(s.sFirst[t+1])
-			lxSize += (l - f) * (l - f + int64(cc[l-1]) - 1)
+	// below its parent lie in the parent's structure). Check it and start the prefault of its
+	// storage here, ahead of the row structures (checked against lxPtr below).
+	var lxSize, nnzL int64
+	for t := 0; t < ns; t++ {
+		f, l := int64(s.sFirst[t]), int64(s.sFirst[t+1])
+		w, m := l-f, l-f+int64(cc[l-1])-1
+		if w*m > math.MaxInt32 {
+			return fmt.Errorf("sparse: supernode %d has %d entries, beyond the int32 offset range", t, w*m)
 		}
-		s.lx = newPrefaulted(ctx, lxSize)
+		lxSize += w * m
+		nnzL += w*m - w*(w-1)/2
+	}
+	if opts.CheckFactor != nil {
+		if err := opts.CheckFactor(nnzL); err != nil {
+			return err
+		}
+	}
+	if opts.PrepareFactor {
+		s.lx.Store(newPrefaulted(ctx, lxSize))
 	}
 
 	// Supernodal row structure: columns, then the union of A's rows below the supernode and
@@ -459,9 +496,10 @@ func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, prepare
 		s.maxFront = max(s.maxFront, int(m))
 		s.maxUpdate = max(s.maxUpdate, int(m-w))
 	}
-	if prepare && lxSize != s.lxPtr[ns] {
+	if lxSize != s.lxPtr[ns] || nnzL != s.nnzL {
 		panic("sparse: factor size predicted from the column counts differs from the supernode structure")
 	}
+	return nil
 }
 
 // assemblyMap records where each stored lower-triangle entry of A lands in L's panels.

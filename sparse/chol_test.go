@@ -157,7 +157,7 @@ func TestColumnCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if lx := NewFactor(s).lx; int64(len(lx)) != s.lxPtr[s.ns] {
+			if lx := NewFactor(s).lx; int64(len(lx)) != s.lxPtr[s.ns] || s.lx.Load() != nil {
 				t.Fatalf("prepared factor storage %d, want %d", len(lx), s.lxPtr[s.ns])
 			}
 			want := exactColCounts(a, s.Perm())
@@ -441,7 +441,7 @@ func TestCancelledContext(t *testing.T) {
 		t.Fatalf("Analyze on cancelled ctx: %v", err)
 	}
 	// The ordering itself stops (it checks every 4096 pivots), not only the steps after it.
-	if _, err := amdOrderCtx(ctx, buildGraph(a.n, a.rowPtr, a.colIdx)); !errors.Is(err, context.Canceled) {
+	if _, err := amdOrder(ctx, buildGraph(a.n, a.rowPtr, a.colIdx)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("AMD on cancelled ctx: %v", err)
 	}
 	s, err := Analyze(context.Background(), a.n, a.rowPtr, a.colIdx, SymbolicOptions{Workers: 2})
@@ -502,5 +502,26 @@ func TestPrefaulted(t *testing.T) {
 	cancel()
 	if b := newPrefaulted(ctx, 3*prefaultChunk+5).take(); len(b) != 3*prefaultChunk+5 {
 		t.Fatalf("cancelled: got length %d", len(b))
+	}
+}
+
+// TestCheckFactor checks that SymbolicOptions.CheckFactor sees the factor's stored entries
+// before the factor exists and that its error ends Analyze.
+func TestCheckFactor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	a := randomSPD(rng, 300, 6, true)
+	var seen int64
+	s, err := Analyze(context.Background(), a.n, a.rowPtr, a.colIdx, SymbolicOptions{
+		PrepareFactor: true, CheckFactor: func(nnzL int64) error { seen = nnzL; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != s.NNZ() {
+		t.Fatalf("CheckFactor saw %d stored entries, the analysis has %d", seen, s.NNZ())
+	}
+	tooBig := errors.New("too big")
+	if _, err := Analyze(context.Background(), a.n, a.rowPtr, a.colIdx, SymbolicOptions{
+		PrepareFactor: true, CheckFactor: func(int64) error { return tooBig }}); !errors.Is(err, tooBig) {
+		t.Fatalf("Analyze returned %v, want the CheckFactor error", err)
 	}
 }

@@ -5,6 +5,13 @@ import (
 	"math"
 )
 
+// vstate is a vertex's supervariable weight (0 once merged, mass-eliminated or eliminated)
+// and its mark, kept together so that the hot membership test costs one cache line.
+type vstate struct {
+	nv    int32
+	stamp int32
+}
+
 // amdOrder returns an approximate minimum degree ordering of g: perm[k] is the vertex
 // eliminated k-th. It implements the quotient-graph elimination of Amestoy, Davis and Duff,
 // "An approximate minimum degree ordering algorithm", SIAM J. Matrix Anal. Appl. 17(4), 1996:
@@ -14,27 +21,10 @@ import (
 // the new element are eliminated with it (mass elimination), and indistinguishable variables
 // are merged into supervariables found by hashing their adjacency.
 //
-// The data structures are per-vertex Go slices rather than one compacted workspace.
-// vstate is a vertex's supervariable weight (0 once merged, mass-eliminated or eliminated)
-// and its mark, kept together so that the hot membership test costs one cache line.
-type vstate struct {
-	nv    int32
-	stamp int32
-}
-
-func amdOrder(g *graph) []int32 {
-	p, _ := amdOrderCtx(context.Background(), g)
-	return p
-}
-
-// amdOrderCtx is amdOrder that checks ctx every 4096 pivots and returns its error when done.
-func amdOrderCtx(ctx context.Context, g *graph) ([]int32, error) {
-	return amdOrderInPlace(ctx, &graph{n: g.n, xadj: g.xadj, adj: append([]int32(nil), g.adj[:g.xadj[g.n]]...)})
-}
-
-// amdOrderInPlace is amdOrderCtx that uses g.adj as its workspace: the adjacency lists are
-// overwritten (g must not be used afterwards).
-func amdOrderInPlace(ctx context.Context, g *graph) ([]int32, error) {
+// The variable lists are views of g.adj, which AMD uses as its workspace: g's adjacency is
+// overwritten (g must not be used afterwards). The element lists are per-vertex Go slices.
+// ctx is checked every 4096 pivots; its error is returned when it is done.
+func amdOrder(ctx context.Context, g *graph) ([]int32, error) {
 	n := g.n
 	perm := make([]int32, 0, n)
 	if n == 0 {

@@ -256,7 +256,7 @@ func ndCoordSplit(g *graph, vs []int32, coords []float64, dim int, inReg []int32
 // ndLeafOrder orders a region with AMD on its induced subgraph.
 func ndLeafOrder(g *graph, r ndRegion, loc []int32, perm []int32) {
 	sg := g.subgraph(r.vs, loc)
-	p := amdOrder(sg)
+	p, _ := amdOrder(context.Background(), sg) // sg is ours: AMD may use it as workspace
 	for k, v := range p {
 		perm[r.lo+k] = r.vs[v]
 	}

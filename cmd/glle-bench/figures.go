@@ -83,7 +83,7 @@ func (r *figRun) addStages(st []engine.StageTime, gen bool) {
 	for _, s := range st {
 		name := s.Name
 		if gen {
-			name = "generations " + name
+			name = genStagePrefix + name
 		}
 		if _, ok := r.stage[name]; !ok {
 			r.order = append(r.order, name)

@@ -56,6 +56,11 @@ func stageLabel(s string) string {
 	if l, ok := stageLabels[s]; ok {
 		return l
 	}
+	if rest, ok := strings.CutPrefix(s, genStagePrefix); ok {
+		if l, ok := stageLabels[rest]; ok {
+			return genStagePrefix + l
+		}
+	}
 	return s
 }
 
@@ -211,7 +216,11 @@ func sigmaNote(method engine.Method, st *engine.SigmaStats) string {
 	return "not sampled (zero variance)"
 }
 
-// addStages appends the generation stages to s.Stages, summed per name, prefixed "gen ".
+// genStagePrefix prefixes the summed generation stages in a summary's stage list.
+const genStagePrefix = "generations "
+
+// addGenStages appends the generation stages to s.Stages, summed per name, prefixed
+// genStagePrefix.
 func (s *summary) addGenStages() {
 	sums := map[string]float64{}
 	var order []string
@@ -224,7 +233,7 @@ func (s *summary) addGenStages() {
 		}
 	}
 	for _, name := range order {
-		s.Stages = append(s.Stages, engine.StageTime{Name: "generations " + name, Seconds: sums[name]})
+		s.Stages = append(s.Stages, engine.StageTime{Name: genStagePrefix + name, Seconds: sums[name]})
 	}
 }
 

@@ -534,8 +534,14 @@ func build(in, notes string) (string, error) {
 			first = false
 		}
 		var parts []string
+		rest, hasOther := r.GenSeconds, false
 		for _, st := range r.GenStages {
 			parts = append(parts, fmt.Sprintf("%s %s", st.Name, sec(st.Seconds)))
+			rest -= st.Seconds
+			hasOther = hasOther || st.Name == "other"
+		}
+		if !hasOther { // reports from before the engine's "other" stage
+			parts = append(parts, "rest "+sec(rest))
 		}
 		w("| %d | %s | %s | %s |\n", r.N, r.Method, strings.Join(parts, ", "), sec(r.GenFirst))
 	}
