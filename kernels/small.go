@@ -57,12 +57,12 @@ func Trace(a []float64, k int) float64 {
 	return s
 }
 
-// cholGonumMin is the order from which Cholesky calls gonum's blocked Dpotrf (pure Go, no
+// CholeskyGonumMin is the order from which Cholesky calls gonum's blocked Dpotrf (pure Go, no
 // allocation) instead of the unblocked loop below: measured per factorization, the loop takes
 // 50 / 152 / 530 / 990 ns at k = 5 / 10 / 16 / 20 and gonum 126 / 300 / 565 / 830 ns
 // (BenchmarkCholesky). Both builds use the same code, so per-point results do not depend on
 // the build.
-const cholGonumMin = 18
+const CholeskyGonumMin = 18
 
 // Cholesky factors the symmetric positive definite k x k matrix a in place: on return its
 // lower triangle holds L with a = L L^T (the strict upper triangle is left as it was).
@@ -71,7 +71,7 @@ func Cholesky(a []float64, k int) bool {
 	if len(a) < k*k {
 		panic("kernels: cholesky shape mismatch")
 	}
-	if k >= cholGonumMin {
+	if k >= CholeskyGonumMin {
 		return lapackgonum.Implementation{}.Dpotrf(blas.Lower, k, a, k)
 	}
 	return choleskySmall(a, k)
