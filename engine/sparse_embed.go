@@ -75,7 +75,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		// storage is allocated.
 		nnzM := int64(s.pat.NNZ())
 		op, err := sparse.NewShiftInvert(ctx, s.pat.Matrix(), sparse.SymbolicOptions{Workers: m.st.workers,
-			CheckFactor: func(nnzL int64) error { return m.refineMemory(nnzM, nnzL) }})
+			Symmetric: true, CheckFactor: func(nnzL int64) error { return m.refineMemory(nnzM, nnzL) }})
 		if err != nil {
 			return nil, nil, er, err
 		}

@@ -164,6 +164,12 @@ type SymbolicOptions struct {
 	// then does not pay for the first-touch page faults of that memory (at n = 1M about 1.8 GB;
 	// several seconds in a virtual machine). NewShiftInvert sets it.
 	PrepareFactor bool
+	// Symmetric declares that the pattern holds both triangles (entry (i, j) stored iff (j, i)
+	// is), as M's CSR does: the analysis then reads the neighbour lists from it instead of
+	// keeping its own copy (about 4 bytes per stored entry). Analyze checks that the two
+	// triangles have the same number of entries. Default false: only the lower triangle is
+	// read.
+	Symmetric bool
 	// CheckFactor, when set, is called with the number of stored entries of L (NNZ) as soon as
 	// the supernode partition fixes it, before any factor storage is allocated; an error it
 	// returns ends Analyze with that error (e.g. a memory limit). Default nil.
@@ -198,6 +204,21 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	if opts.Coords != nil && (opts.CoordDim <= 0 || len(opts.Coords) != n*opts.CoordDim) {
 		return nil, fmt.Errorf("sparse: len(Coords) = %d, want n*CoordDim = %d*%d", len(opts.Coords), n, opts.CoordDim)
 	}
+	if opts.Symmetric {
+		var lower, upper int
+		for i := 0; i < n; i++ {
+			for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
+				if j < i {
+					lower++
+				} else if j > i {
+					upper++
+				}
+			}
+		}
+		if lower != upper {
+			return nil, fmt.Errorf("%w: Symmetric set, but %d entries below the diagonal and %d above", errPattern, lower, upper)
+		}
+	}
 	t0 := time.Now()
 	g := buildGraph(n, rowPtr, colIdx)
 	ord := opts.Ordering
@@ -212,16 +233,23 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 			p[i] = int32(i)
 		}
 	case OrderingAMD:
-		// AMD uses g's adjacency array as its workspace; the analysis below needs the graph,
-		// so a spare goroutine builds it again meanwhile (instead of AMD copying it first: the
-		// copy's first-touch page faults then stay off the ordering's sequential path).
-		again := make(chan *graph, 1)
-		go func() { again <- buildGraph(n, rowPtr, colIdx) }()
+		// AMD uses g's adjacency array as its workspace. The analysis below reads the
+		// symmetric input pattern itself, or else a graph a spare goroutine builds again
+		// meanwhile (instead of AMD copying it first: the copy's first-touch page faults then
+		// stay off the ordering's sequential path).
+		var again chan *graph
+		if !opts.Symmetric {
+			again = make(chan *graph, 1)
+			go func() { again <- buildGraph(n, rowPtr, colIdx) }()
+		}
 		var err error
 		if p, err = amdOrder(ctx, g); err != nil {
 			return nil, err // the rebuild finishes on its own (buffered channel)
 		}
-		g = <-again
+		g = nil
+		if again != nil {
+			g = <-again
+		}
 	case OrderingND:
 		var err error
 		if p, err = ndOrder(ctx, g, nil, 0); err != nil {
@@ -243,7 +271,13 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	}
 	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
 	t1 := time.Now()
-	if err := s.analyzePerm(ctx, g, p, opts); err != nil {
+	var err error
+	if g == nil {
+		err = analyzePerm(s, ctx, adjacency[int]{rowPtr, colIdx}, p, opts)
+	} else {
+		err = analyzePerm(s, ctx, adjacency[int32]{g.xadj, g.adj}, p, opts)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -271,7 +305,7 @@ func (s *Symbolic) abandonFactor() {
 // supernodes and their structure. As soon as the supernodes fix the factor's size it checks
 // the size (int32 panel offsets, opts.CheckFactor) and, with opts.PrepareFactor, starts the
 // prefault of the factor storage.
-func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, opts SymbolicOptions) error {
+func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I], p []int32, opts SymbolicOptions) error {
 	n := s.n
 	ip := make([]int32, n)
 	for k, v := range p {
@@ -440,7 +474,7 @@ func (s *Symbolic) analyzePerm(ctx context.Context, g *graph, p []int32, opts Sy
 		for j := f; j < l; j++ {
 			s.sRows = append(s.sRows, j)
 			old := p[j]
-			for _, u := range g.adj[g.xadj[old]:g.xadj[old+1]] {
+			for _, u := range g.idx[g.ptr[old]:g.ptr[old+1]] { // u = old: ip[u] = j < l, skipped
 				if i := ip[u]; i >= l && mark[i] != int32(t) {
 					mark[i] = int32(t)
 					below = append(below, i)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -523,5 +524,38 @@ func TestCheckFactor(t *testing.T) {
 	if _, err := Analyze(context.Background(), a.n, a.rowPtr, a.colIdx, SymbolicOptions{
 		PrepareFactor: true, CheckFactor: func(int64) error { return tooBig }}); !errors.Is(err, tooBig) {
 		t.Fatalf("Analyze returned %v, want the CheckFactor error", err)
+	}
+}
+
+// TestSymmetricPattern checks that an analysis reading the neighbour lists from a full
+// symmetric pattern (SymbolicOptions.Symmetric) equals the one from its own graph, and that a pattern
+// with unequal triangles is rejected.
+func TestSymmetricPattern(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for trial := 0; trial < 10; trial++ {
+		n := 1 + rng.IntN(400)
+		a := randomSPD(rng, n, rng.IntN(10), true)
+		ref, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{Symmetric: true, PrepareFactor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(s.Perm(), ref.Perm()) || s.NNZ() != ref.NNZ() || s.Flops() != ref.Flops() ||
+			!slices.Equal(s.sRows, ref.sRows) || !slices.Equal(s.colCnt, ref.colCnt) {
+			t.Fatalf("n = %d: the analysis from the symmetric pattern differs from the graph's", n)
+		}
+		f := NewFactor(s)
+		if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	low := randomSPD(rng, 50, 4, false) // lower triangle only
+	if low.rowPtr[50] > 50 {
+		if _, err := Analyze(context.Background(), 50, low.rowPtr, low.colIdx, SymbolicOptions{Symmetric: true}); !errors.Is(err, errPattern) {
+			t.Fatalf("lower triangle with Symmetric: got %v, want a pattern error", err)
+		}
 	}
 }

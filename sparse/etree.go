@@ -1,16 +1,24 @@
 package sparse
 
-// etree computes the elimination tree of P A P^T, where A has the adjacency graph g and
+// adjacency holds the neighbour lists of a symmetric pattern in its own numbering: those of v
+// are idx[ptr[v]:ptr[v+1]]. A list may contain v itself (a CSR row with its diagonal); the
+// symbolic routines skip it.
+type adjacency[I int | int32] struct {
+	ptr []int
+	idx []I
+}
+
+// etree computes the elimination tree of P A P^T, where A has the adjacency a and
 // perm[k] = old index of new index k (iperm its inverse): parent[k] is the parent of column k,
 // -1 for a root. Liu's algorithm with path compression ("A compact row storage scheme for
 // Cholesky factors using elimination trees", ACM TOMS 12(2), 1986). ancestor is scratch of
 // length n.
-func etree(g *graph, perm, iperm []int32, parent, ancestor []int32) {
+func etree[I int | int32](a adjacency[I], perm, iperm []int32, parent, ancestor []int32) {
 	for k := range perm {
 		parent[k] = -1
 		ancestor[k] = -1
 		old := perm[k]
-		for _, u := range g.adj[g.xadj[old]:g.xadj[old+1]] {
+		for _, u := range a.idx[a.ptr[old]:a.ptr[old+1]] {
 			i := iperm[u]
 			for i >= 0 && i < int32(k) {
 				nxt := ancestor[i]
@@ -67,7 +75,7 @@ func postorder(parent []int32) []int32 {
 // Cholesky factorization", SIAM J. Matrix Anal. Appl. 15(4), 1994: column j's count is the
 // number of row subtrees containing j, accumulated from +1 at each row subtree leaf and -1
 // at the least common ancestor of consecutive leaves, found with a disjoint-set forest.
-func colCounts(g *graph, perm, iperm []int32, parent []int32) []int32 {
+func colCounts[I int | int32](a adjacency[I], perm, iperm []int32, parent []int32) []int32 {
 	n := len(parent)
 	delta := make([]int32, n)
 	first := make([]int32, n)    // first descendant (smallest index in the subtree)
@@ -95,9 +103,9 @@ func colCounts(g *graph, perm, iperm []int32, parent []int32) []int32 {
 			delta[parent[j]]--
 		}
 		old := perm[j]
-		for _, u := range g.adj[g.xadj[old]:g.xadj[old+1]] {
+		for _, u := range a.idx[a.ptr[old]:a.ptr[old+1]] {
 			i := iperm[u]
-			if i <= int32(j) || first[j] <= maxfirst[i] {
+			if i <= int32(j) || first[j] <= maxfirst[i] { // also skips u = old (i = j)
 				continue // j is not a leaf of row subtree i
 			}
 			maxfirst[i] = first[j]
