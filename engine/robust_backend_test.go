@@ -189,7 +189,7 @@ func TestBackendSparseFactorization(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := sparse.NewFactor(sym)
-			if err := f.Factorize(ctx, a.RowPtr, a.ColIdx, a.Val, -1e-3); err != nil {
+			if err := f.Factorize(ctx, a.Val, -1e-3); err != nil {
 				t.Fatalf("%s: %v", be.Name(), err)
 			}
 			x := make([]float64, n)

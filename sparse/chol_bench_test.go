@@ -73,7 +73,7 @@ func BenchmarkFactor(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if err := f.Factorize(context.Background(), m.a.rowPtr, m.a.colIdx, m.a.val, benchShift); err != nil {
+					if err := f.Factorize(context.Background(), m.a.val, benchShift); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -91,7 +91,7 @@ func BenchmarkSolve(b *testing.B) {
 			b.Fatal(err)
 		}
 		f := NewFactor(s)
-		if err := f.Factorize(context.Background(), m.a.rowPtr, m.a.colIdx, m.a.val, benchShift); err != nil {
+		if err := f.Factorize(context.Background(), m.a.val, benchShift); err != nil {
 			b.Fatal(err)
 		}
 		for _, nrhs := range []int{1, 2, 4, 8} {
@@ -152,7 +152,7 @@ func TestLargeKNN(t *testing.T) {
 	f := NewFactor(s)
 	for rep := 0; rep < 2; rep++ {
 		t0 = time.Now()
-		if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, benchShift); err != nil {
+		if err := f.Factorize(context.Background(), a.val, benchShift); err != nil {
 			t.Fatal(err)
 		}
 		tf := time.Since(t0)
@@ -172,7 +172,7 @@ func TestLargeKNN(t *testing.T) {
 // relative residual is small.
 func checkFactor(b *testing.B, f *Factor, a *testCSR) {
 	b.Helper()
-	if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, benchShift); err != nil {
+	if err := f.Factorize(context.Background(), a.val, benchShift); err != nil {
 		b.Fatal(err)
 	}
 	rhs := randVec(rand.New(rand.NewPCG(3, 3)), a.n)

@@ -80,22 +80,28 @@ const smallPanel = 4
 // parMinFlops: a dense kernel is split across workers only above this many flops.
 const parMinFlops = 4e6
 
-// Factorize computes the Cholesky factorization of A - shift*I, where A's values val are
-// given in the CSR pattern (rowPtr, colIdx) that Analyze saw (only entries with column <= row
-// are read). It returns a *NotPositiveDefiniteError if a pivot is not positive, and ctx.Err()
-// if ctx is cancelled (checked between supernodes and between panel blocks). After an
-// error the factor is unusable until the next successful Factorize.
+// Factorize computes the Cholesky factorization of A - shift*I, where val holds A's values in
+// the CSR pattern that Analyze saw (stored-entry order; only entries with column <= row are
+// read; len(val) must equal that pattern's number of stored entries). It returns a
+// *NotPositiveDefiniteError if a pivot is not positive, and ctx.Err() if ctx is cancelled
+// (checked between supernodes and between panel blocks). After an error the factor is
+// unusable until the next successful Factorize.
 //
 // The supernodal multifrontal method (Duff and Reid 1983; Liu, "The multifrontal method for
 // sparse matrix solution", SIAM Review 34(1), 1992): each supernode's frontal matrix is
 // assembled from A and its children's update matrices (extend-add), its panel is factored with
 // BLAS-3 (blocked Cholesky, Dtrsm, Dsyrk/Dgemm) and its Schur complement pushed on a stack.
 // Independent subtrees run on separate workers; the top of the tree splits dense kernels.
-func (f *Factor) Factorize(ctx context.Context, rowPtr []int, colIdx []int, val []float64, shift float64) error {
-	s := f.s
-	if len(rowPtr) != s.n+1 || rowPtr[s.n] != s.nnzIn || len(colIdx) < s.nnzIn || len(val) < s.nnzIn {
-		panic("sparse: Factorize pattern does not match the Symbolic")
+func (f *Factor) Factorize(ctx context.Context, val []float64, shift float64) error {
+	if len(val) != f.s.nnzIn {
+		panic("sparse: Factorize values do not match the analysed pattern")
 	}
+	return f.factorize(ctx, val, shift)
+}
+
+// factorize is Factorize without the length check (val may be longer).
+func (f *Factor) factorize(ctx context.Context, val []float64, shift float64) error {
+	s := f.s
 	f.valid = false
 	sc := &s.sched
 	val = val[:s.nnzIn]

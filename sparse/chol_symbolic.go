@@ -197,7 +197,7 @@ const (
 // triangle or the full symmetric pattern (its upper triangle is then ignored). Duplicate
 // entries are summed by Factorize; missing diagonal entries are treated as zeros. Index
 // arrays are not retained. Invalid patterns return an error wrapping a descriptive message.
-func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts SymbolicOptions) (*Symbolic, error) {
+func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I, opts SymbolicOptions) (*Symbolic, error) {
 	if err := checkPattern(n, rowPtr, colIdx); err != nil {
 		return nil, err
 	}
@@ -208,9 +208,9 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 		var lower, upper int
 		for i := 0; i < n; i++ {
 			for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
-				if j < i {
+				if int(j) < i {
 					lower++
-				} else if j > i {
+				} else if int(j) > i {
 					upper++
 				}
 			}
@@ -273,7 +273,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 	t1 := time.Now()
 	var err error
 	if g == nil {
-		err = analyzePerm(s, ctx, adjacency[int]{rowPtr, colIdx}, p, opts)
+		err = analyzePerm(s, ctx, adjacency[I]{rowPtr, colIdx}, p, opts)
 	} else {
 		err = analyzePerm(s, ctx, adjacency[int32]{g.xadj, g.adj}, p, opts)
 	}
@@ -284,7 +284,7 @@ func Analyze(ctx context.Context, n int, rowPtr []int, colIdx []int, opts Symbol
 		s.abandonFactor()
 		return nil, err
 	}
-	if err := s.assemblyMap(rowPtr, colIdx); err != nil {
+	if err := assemblyMap(s, rowPtr, colIdx); err != nil {
 		s.abandonFactor()
 		return nil, err
 	}
@@ -537,12 +537,12 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 }
 
 // assemblyMap records where each stored lower-triangle entry of A lands in L's panels.
-func (s *Symbolic) assemblyMap(rowPtr, colIdx []int) error {
+func assemblyMap[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) error {
 	n := s.n
 	cnt := make([]int64, s.ns+1)
 	for i := 0; i < n; i++ {
 		for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
-			if j <= i {
+			if int(j) <= i {
 				c := min(s.iperm[i], s.iperm[j])
 				cnt[s.sOf[c]+1]++
 			}
@@ -567,7 +567,7 @@ func (s *Symbolic) assemblyMap(rowPtr, colIdx []int) error {
 	for i := 0; i < n; i++ {
 		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
 			j := colIdx[p]
-			if j > i {
+			if int(j) > i {
 				continue
 			}
 			a, b := s.iperm[i], s.iperm[j]

@@ -26,7 +26,7 @@ func factorOrFatal(t *testing.T, a *testCSR, opts SymbolicOptions, shift float64
 		t.Fatalf("Analyze: %v", err)
 	}
 	f := NewFactor(s)
-	if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, shift); err != nil {
+	if err := f.Factorize(context.Background(), a.val, shift); err != nil {
 		t.Fatalf("Factorize: %v", err)
 	}
 	return s, f
@@ -321,7 +321,7 @@ func TestRefactorize(t *testing.T) {
 			}
 		}
 		shift := -1e-3 * float64(gen+1)
-		if err := f.Factorize(context.Background(), b.rowPtr, b.colIdx, b.val, shift); err != nil {
+		if err := f.Factorize(context.Background(), b.val, shift); err != nil {
 			t.Fatal(err)
 		}
 		rhs := randVec(rng, a.n)
@@ -332,7 +332,7 @@ func TestRefactorize(t *testing.T) {
 		}
 		// A second Factor on the same Symbolic agrees.
 		f2 := NewFactor(s)
-		if err := f2.Factorize(context.Background(), b.rowPtr, b.colIdx, b.val, shift); err != nil {
+		if err := f2.Factorize(context.Background(), b.val, shift); err != nil {
 			t.Fatal(err)
 		}
 		x2 := make([]float64, a.n)
@@ -403,7 +403,7 @@ func TestNotPositiveDefinite(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := NewFactor(s)
-	err = f.Factorize(context.Background(), d.rowPtr, d.colIdx, d.val, 0)
+	err = f.Factorize(context.Background(), d.val, 0)
 	var npd *NotPositiveDefiniteError
 	if !errors.As(err, &npd) || npd.Column != 17 || npd.Pivot != -3 {
 		t.Fatalf("got %v, want column 17 pivot -3", err)
@@ -416,12 +416,12 @@ func TestNotPositiveDefinite(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := NewFactor(s)
-		err = f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, 0.5)
+		err = f.Factorize(context.Background(), a.val, 0.5)
 		if !errors.As(err, &npd) || npd.Column < 0 || npd.Column >= a.n || npd.Pivot > 0 {
 			t.Fatalf("%v: got %v, want NotPositiveDefiniteError", o, err)
 		}
 		// The factor recovers after a failed factorization.
-		if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, -0.5); err != nil {
+		if err := f.Factorize(context.Background(), a.val, -0.5); err != nil {
 			t.Fatal(err)
 		}
 		b := randVec(rng, a.n)
@@ -450,12 +450,12 @@ func TestCancelledContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := NewFactor(s)
-	if err := f.Factorize(ctx, a.rowPtr, a.colIdx, a.val, -1e-6); !errors.Is(err, context.Canceled) {
+	if err := f.Factorize(ctx, a.val, -1e-6); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Factorize on cancelled ctx: %v", err)
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- f.Factorize(ctx2, a.rowPtr, a.colIdx, a.val, -1e-6) }()
+	go func() { done <- f.Factorize(ctx2, a.val, -1e-6) }()
 	time.Sleep(2 * time.Millisecond)
 	cancel2()
 	select {
@@ -548,7 +548,7 @@ func TestSymmetricPattern(t *testing.T) {
 			t.Fatalf("n = %d: the analysis from the symmetric pattern differs from the graph's", n)
 		}
 		f := NewFactor(s)
-		if err := f.Factorize(context.Background(), a.rowPtr, a.colIdx, a.val, 0); err != nil {
+		if err := f.Factorize(context.Background(), a.val, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

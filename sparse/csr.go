@@ -31,7 +31,7 @@ type MPattern struct {
 	revPtr []int     // n+1: R(a) is revIdx[revPtr[a]:revPtr[a+1]]
 	revIdx []int32   // flat slots i*k+j with nbr[i*k+j] = a, ascending in i
 	rowPtr []int     // n+1
-	colIdx []int     // nnz, sorted within each row
+	colIdx []int32   // nnz, sorted within each row
 	val    []float64 // nnz
 	mark   [][]int32 // one n-length scratch per worker
 
@@ -171,16 +171,13 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	}
 	p.rowPtr = counts
 	nnz := p.rowPtr[n]
-	p.colIdx = make([]int, nnz)
+	p.colIdx = make([]int32, nnz)
 	p.val = make([]float64, nnz)
 	// The copy must complete (the pattern may be cached even if ctx ends now): no context.
 	_ = parallel.For(context.Background(), len(bufs), len(bufs), func(_ context.Context, _, lo, hi int) error {
 		for w := lo; w < hi; w++ {
 			start := p.rowPtr[los[w]]
-			dst := p.colIdx[start : start+len(bufs[w])]
-			for q, c := range bufs[w] {
-				dst[q] = int(c)
-			}
+			copy(p.colIdx[start:start+len(bufs[w])], bufs[w])
 		}
 		return nil
 	})
@@ -532,15 +529,20 @@ func (p *MPattern) RowPtr() []int { return p.rowPtr }
 
 // ColIdx returns the CSR column indices, sorted within each row (both triangles). The slice is
 // the pattern's own storage.
-func (p *MPattern) ColIdx() []int { return p.colIdx }
+func (p *MPattern) ColIdx() []int32 { return p.colIdx }
 
 // Values returns the CSR values, aligned with ColIdx; Fill overwrites them in place.
 func (p *MPattern) Values() []float64 { return p.val }
 
-// CSR returns a github.com/james-bowman/sparse CSR matrix over the pattern's own slices (no
-// copy): later Fill calls show through it.
+// CSR returns M as a github.com/james-bowman/sparse CSR matrix: over the pattern's own row
+// pointers and values (later Fill calls show through it) and a copy of the column indices,
+// which the pattern stores as int32.
 func (p *MPattern) CSR() *bsparse.CSR {
-	return bsparse.NewCSR(p.n, p.n, p.rowPtr, p.colIdx, p.val)
+	cols := make([]int, len(p.colIdx)) // the package's int indices: a copy
+	for i, c := range p.colIdx {
+		cols[i] = int(c)
+	}
+	return bsparse.NewCSR(p.n, p.n, p.rowPtr, cols, p.val)
 }
 
 // Matrix returns M as a CSRMatrix over the pattern's own slices (no copy).
@@ -557,7 +559,7 @@ func (p *MPattern) NormInf() float64 { return p.Matrix().NormInf() }
 // Memory is the number of bytes held by the pattern (CSR arrays, reverse graph and scratch),
 // excluding the referenced neighbour slice of NewMPattern.
 func (p *MPattern) Memory() int {
-	b := 8*len(p.rowPtr) + 8*len(p.colIdx) + 8*len(p.val) + 8*len(p.revPtr) + 4*len(p.revIdx) +
+	b := 8*len(p.rowPtr) + 4*len(p.colIdx) + 8*len(p.val) + 8*len(p.revPtr) + 4*len(p.revIdx) +
 		8*len(p.posPtr) + 2*len(p.pos) + 4*len(p.order) + 4*len(p.label) + 8*len(p.wbuf)
 	if p.order != nil {
 		b += 4 * len(p.nbr) // the relabelled neighbour graph is owned
@@ -573,7 +575,7 @@ func (p *MPattern) Memory() int {
 type CSRMatrix struct {
 	Dim    int       // order of the matrix
 	RowPtr []int     // Dim+1 row pointers
-	ColIdx []int     // column indices, sorted within each row
+	ColIdx []int32   // column indices, sorted within each row
 	Val    []float64 // values aligned with ColIdx
 }
 

@@ -60,7 +60,11 @@ func (s *ShiftInvert) SetShift(sigma float64) error {
 	if math.IsNaN(sigma) || math.IsInf(sigma, 0) {
 		return errors.New("sparse: ShiftInvert: non-finite shift")
 	}
-	if err := s.fac.Factorize(s.ctx, s.a.RowPtr, s.a.ColIdx, s.a.Val, sigma); err != nil {
+	n, nnz := s.sym.n, s.sym.nnzIn
+	if len(s.a.RowPtr) != n+1 || s.a.RowPtr[n] != nnz || len(s.a.ColIdx) < nnz || len(s.a.Val) < nnz {
+		panic("sparse: ShiftInvert: the matrix's pattern changed since the analysis")
+	}
+	if err := s.fac.factorize(s.ctx, s.a.Val, sigma); err != nil {
 		return err
 	}
 	s.sigma, s.ok = sigma, true

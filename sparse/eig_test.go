@@ -39,7 +39,7 @@ func (o *denseCholOp) SetShift(sigma float64) error {
 	m, b := o.m, o.a
 	for i := 0; i < m.Dim; i++ {
 		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
-			if j := m.ColIdx[q]; j >= i {
+			if j := int(m.ColIdx[q]); j >= i {
 				b.SetSym(i, j, m.Val[q])
 			}
 		}
@@ -111,7 +111,7 @@ func toDense(m CSRMatrix) []float64 {
 	d := make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		for q := m.RowPtr[i]; q < m.RowPtr[i+1]; q++ {
-			d[i*n+m.ColIdx[q]] = m.Val[q]
+			d[i*n+int(m.ColIdx[q])] = m.Val[q]
 		}
 	}
 	return d
@@ -575,9 +575,9 @@ func TestSmallestAdaptiveShift(t *testing.T) {
 			want[1] = i
 		}
 	}
-	a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int, n), Val: d}
+	a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int32, n), Val: d}
 	for i := 0; i < n; i++ {
-		a.RowPtr[i+1], a.ColIdx[i] = i+1, i
+		a.RowPtr[i+1], a.ColIdx[i] = i+1, int32(i)
 	}
 	opts := EigOptions{NEV: 2}
 	adaptive, err := NewEigensolver(a, newDenseCholOp(a)).Smallest(context.Background(), opts)
@@ -610,9 +610,9 @@ func TestSmallestTinyProblems(t *testing.T) {
 		for i := range d {
 			d[i] = float64(i + 1)
 		}
-		a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int, n), Val: d}
+		a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int32, n), Val: d}
 		for i := 0; i < n; i++ {
-			a.RowPtr[i+1], a.ColIdx[i] = i+1, i
+			a.RowPtr[i+1], a.ColIdx[i] = i+1, int32(i)
 		}
 		one := make([]float64, n)
 		one[n-1] = 1

@@ -57,7 +57,7 @@ type graph struct {
 var errPattern = errors.New("sparse: invalid CSR pattern")
 
 // checkPattern validates a CSR pattern of an n x n matrix.
-func checkPattern(n int, rowPtr, colIdx []int) error {
+func checkPattern[I int | int32](n int, rowPtr []int, colIdx []I) error {
 	if n < 0 {
 		return fmt.Errorf("%w: negative order %d", errPattern, n)
 	}
@@ -82,7 +82,7 @@ func checkPattern(n int, rowPtr, colIdx []int) error {
 		return fmt.Errorf("%w: %d stored entries exceed the int32 index range", errPattern, rowPtr[n])
 	}
 	for p, c := range colIdx[:rowPtr[n]] {
-		if c < 0 || c >= n {
+		if c < 0 || int(c) >= n {
 			return fmt.Errorf("%w: column index %d at position %d out of range [0, %d)", errPattern, c, p, n)
 		}
 	}
@@ -92,11 +92,11 @@ func checkPattern(n int, rowPtr, colIdx []int) error {
 // buildGraph forms the adjacency graph of the symmetric matrix whose lower triangle is the
 // entries (i, j), j < i, of the CSR pattern; entries above the diagonal and the diagonal are
 // ignored. The pattern must have been validated by checkPattern.
-func buildGraph(n int, rowPtr, colIdx []int) *graph {
+func buildGraph[I int | int32](n int, rowPtr []int, colIdx []I) *graph {
 	deg := make([]int, n+1)
 	for i := 0; i < n; i++ {
 		for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
-			if j < i {
+			if int(j) < i {
 				deg[i]++
 				deg[j]++
 			}
@@ -111,7 +111,7 @@ func buildGraph(n int, rowPtr, colIdx []int) *graph {
 	copy(fill, xadj[:n])
 	for i := 0; i < n; i++ {
 		for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
-			if j < i {
+			if int(j) < i {
 				adj[fill[i]] = int32(j)
 				fill[i]++
 				adj[fill[j]] = int32(i)
