@@ -579,6 +579,50 @@ type CSRMatrix struct {
 	Val    []float64 // values aligned with ColIdx
 }
 
+// NewCSRMatrix returns the square github.com/james-bowman/sparse CSR matrix c as a CSRMatrix
+// (for NewShiftInvert and Analyze). Its row pointers are shared and its column indices copied
+// to int32; its values are shared when every row's indices are sorted, else copied and sorted
+// with them (c itself is never modified). It returns an error for a non-square matrix or an
+// order beyond the int32 index range.
+func NewCSRMatrix(c *bsparse.CSR) (CSRMatrix, error) {
+	r, cols := c.Dims()
+	if r != cols {
+		return CSRMatrix{}, fmt.Errorf("sparse: NewCSRMatrix: %d x %d matrix is not square", r, cols)
+	}
+	if r > math.MaxInt32 {
+		return CSRMatrix{}, fmt.Errorf("sparse: NewCSRMatrix: order %d beyond the int32 index range", r)
+	}
+	raw := c.RawMatrix()
+	a := CSRMatrix{Dim: r, RowPtr: raw.Indptr, ColIdx: make([]int32, len(raw.Ind)), Val: raw.Data}
+	for i, j := range raw.Ind {
+		a.ColIdx[i] = int32(j)
+	}
+	copied := false
+	for i := 0; i < r; i++ {
+		lo, hi := a.RowPtr[i], a.RowPtr[i+1]
+		if !slices.IsSorted(a.ColIdx[lo:hi]) {
+			if !copied {
+				a.Val, copied = slices.Clone(a.Val), true
+			}
+			sortRow(a.ColIdx[lo:hi], a.Val[lo:hi])
+		}
+	}
+	return a, nil
+}
+
+// sortRow sorts a row's column indices, moving the values along.
+func sortRow(cols []int32, vals []float64) {
+	idx := make([]int, len(cols))
+	for t := range idx {
+		idx[t] = t
+	}
+	slices.SortFunc(idx, func(a, b int) int { return int(cols[a]) - int(cols[b]) })
+	c2, v2 := slices.Clone(cols), slices.Clone(vals)
+	for t, q := range idx {
+		cols[t], vals[t] = c2[q], v2[q]
+	}
+}
+
 // N is the order of the matrix.
 func (a CSRMatrix) N() int { return a.Dim }
 

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	bsparse "github.com/james-bowman/sparse"
 )
 
 func TestMPatternMatchesDense(t *testing.T) {
@@ -329,5 +332,45 @@ func TestPrepareRefillBitIdentical(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNewCSRMatrix checks the james-bowman CSR input: the same matrix-vector products, sorted
+// rows, and the input left as it was.
+func TestNewCSRMatrix(t *testing.T) {
+	// 3 x 3 with an unsorted row, built from triplets.
+	d := bsparse.NewDOK(3, 3)
+	d.Set(0, 0, 2)
+	d.Set(0, 2, -1)
+	d.Set(1, 1, 3)
+	d.Set(2, 0, -1)
+	d.Set(2, 2, 4)
+	c := d.ToCSR()
+	raw := c.RawMatrix()
+	// Reverse row 0 to make it unsorted.
+	lo, hi := raw.Indptr[0], raw.Indptr[1]
+	slices.Reverse(raw.Ind[lo:hi])
+	slices.Reverse(raw.Data[lo:hi])
+	ind0, data0 := slices.Clone(raw.Ind), slices.Clone(raw.Data)
+	a, err := NewCSRMatrix(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if !slices.IsSorted(a.ColIdx[a.RowPtr[i]:a.RowPtr[i+1]]) {
+			t.Fatalf("row %d not sorted: %v", i, a.ColIdx)
+		}
+	}
+	x := []float64{1, 2, 3}
+	y := make([]float64, 3)
+	a.MulVec(y, x)
+	if want := []float64{2*1 - 3, 3 * 2, -1 + 4*3}; !slices.Equal(y, want) {
+		t.Fatalf("A x = %v, want %v", y, want)
+	}
+	if !slices.Equal(raw.Ind, ind0) || !slices.Equal(raw.Data, data0) {
+		t.Fatal("NewCSRMatrix modified its input")
+	}
+	if _, err := NewCSRMatrix(bsparse.NewCSR(2, 3, []int{0, 0, 0}, nil, nil)); err == nil {
+		t.Fatal("non-square matrix accepted")
 	}
 }
