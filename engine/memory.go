@@ -110,10 +110,10 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	case DirectPaper:
 		e.Factors = 8 * N * K * K
 	}
-	// M: CSR (row pointers, column indices, values), the reverse graph, Fill's per-worker marks, and
-	// the breadth-first relabelling (order, labels, relabelled graph, weights in that order:
-	// sparse.NewMPatternLocal).
-	e.M = 8*(N+1) + 16*nnzM + 8*N + 4*N*K + 2*4*N + 8*N + 12*N*K
+	// M: CSR (row pointers, int32 column indices, values), the reverse graph, Fill's per-worker
+	// marks, and the breadth-first relabelling (order, labels, relabelled graph, weights in that
+	// order: sparse.NewMPatternLocal).
+	e.M = 8*(N+1) + 12*nnzM + 8*N + 4*N*K + 2*4*N + 8*N + 12*N*K
 	if method.Generative() {
 		// The refill plan of the generations: (k+1) offsets per contribution, k+1 contributions
 		// per point on average, 2 bytes each (sparse.MPattern.PrepareRefill).
@@ -121,7 +121,8 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	}
 	// Symbolic analysis: permutations, tree, column counts, supernode rows (about one per
 	// stored column panel row), the assembly map of A's lower triangle (8 bytes an entry)
-	// and the ordering's adjacency graph (transient, 4 bytes an off-diagonal entry).
+	// and the ordering's adjacency graph (transient, 4 bytes an off-diagonal entry; the rest of
+	// the analysis reads M's own pattern).
 	lower := (nnzM + N) / 2
 	// AMD adds its element lists (32 bytes a point).
 	e.Symbolic = 8*N + 4*4*N + 8*lower + 4*nnzM + 8*int64(math.Sqrt(float64(nnzL))*8) + 32*N
