@@ -204,23 +204,11 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	if opts.Coords != nil && (opts.CoordDim <= 0 || len(opts.Coords) != n*opts.CoordDim) {
 		return nil, fmt.Errorf("sparse: len(Coords) = %d, want n*CoordDim = %d*%d", len(opts.Coords), n, opts.CoordDim)
 	}
-	if opts.Symmetric {
-		var lower, upper int
-		for i := 0; i < n; i++ {
-			for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
-				if int(j) < i {
-					lower++
-				} else if int(j) > i {
-					upper++
-				}
-			}
-		}
-		if lower != upper {
-			return nil, fmt.Errorf("%w: Symmetric set, but %d entries below the diagonal and %d above", errPattern, lower, upper)
-		}
-	}
 	t0 := time.Now()
-	g := buildGraph(n, rowPtr, colIdx)
+	g, lower, upper := buildGraphCount(n, rowPtr, colIdx)
+	if opts.Symmetric && lower != upper {
+		return nil, fmt.Errorf("%w: Symmetric set, but %d entries below the diagonal and %d above", errPattern, lower, upper)
+	}
 	ord := opts.Ordering
 	if ord == OrderingDefault {
 		ord = OrderingAMD

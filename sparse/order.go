@@ -93,12 +93,22 @@ func checkPattern[I int | int32](n int, rowPtr []int, colIdx []I) error {
 // entries (i, j), j < i, of the CSR pattern; entries above the diagonal and the diagonal are
 // ignored. The pattern must have been validated by checkPattern.
 func buildGraph[I int | int32](n int, rowPtr []int, colIdx []I) *graph {
+	g, _, _ := buildGraphCount(n, rowPtr, colIdx)
+	return g
+}
+
+// buildGraphCount is buildGraph that also returns the numbers of stored entries below and
+// above the diagonal (duplicates counted).
+func buildGraphCount[I int | int32](n int, rowPtr []int, colIdx []I) (g *graph, lower, upper int) {
 	deg := make([]int, n+1)
 	for i := 0; i < n; i++ {
 		for _, j := range colIdx[rowPtr[i]:rowPtr[i+1]] {
 			if int(j) < i {
 				deg[i]++
 				deg[j]++
+				lower++
+			} else if int(j) > i {
+				upper++
 			}
 		}
 	}
@@ -139,7 +149,7 @@ func buildGraph[I int | int32](n int, rowPtr []int, colIdx []I) *graph {
 		start = end
 	}
 	xadj[n] = out
-	return &graph{n: n, xadj: xadj, adj: adj[:out:out]}
+	return &graph{n: n, xadj: xadj, adj: adj[:out:out]}, lower, upper
 }
 
 // subgraph extracts the graph induced by the vertices vs; loc must have length g.n, hold -1
