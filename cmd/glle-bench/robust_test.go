@@ -44,7 +44,7 @@ func TestDeterminismWorkers(t *testing.T) {
 			for run, w := range []int{1, 2, 3, 7, 3} { // the last run repeats workers 3
 				stem := fmt.Sprintf("%s_w%d_r%d", method, w, run)
 				args := []string{"embed", "-dataset", "scurve", "-n", "400", "-method", method, "-seed", "5",
-					"-workers", fmt.Sprint(w), "-out", stem + ".npy", "-q"}
+					"-workers", fmt.Sprint(w), "-out", stem + ".npy", "-json", stem + ".json", "-q"}
 				if method == "direct-paper" {
 					args = append(args, "-direct-ridge", "1e-6")
 				}
@@ -69,7 +69,7 @@ func TestDeterminismWorkers(t *testing.T) {
 			for _, w := range []int{1, 2, 3, 7} {
 				prefix := fmt.Sprintf("re_%s_w%d", method, w)
 				args := []string{"generate", "-model", "m_" + method, "-generations", "2", "-cov-scale", "0.5", "-seed", "5",
-					"-workers", fmt.Sprint(w), "-out", prefix, "-q"}
+					"-workers", fmt.Sprint(w), "-out", prefix, "-json", prefix + ".json", "-q"}
 				mustRun(t, dir, args...)
 				check(t, args, ref[1:], []string{prefix + "_gen000.npy", prefix + "_gen001.npy"})
 			}
@@ -87,6 +87,7 @@ func sameOrOneOff(t *testing.T, dir string, args []string, ref, got []string, on
 	if len(bad) == 0 {
 		return
 	}
+	eig := eigenSummary(t, dir, args)
 	mustRun(t, dir, args...)
 	if again := differing(t, dir, ref, got); len(again) > 0 {
 		for _, msg := range again {
@@ -98,9 +99,58 @@ func sameOrOneOff(t *testing.T, dir string, args []string, ref, got []string, on
 	for _, msg := range bad {
 		t.Logf("one-off difference, not reproduced by a rerun of glle-bench %s: %s", strings.Join(args, " "), msg)
 	}
+	if eig != "" {
+		t.Logf("eigensolves of the differing run: %s; of the rerun: %s", eig, eigenSummary(t, dir, args))
+	}
 	if *oneOffs > 1 {
 		t.Errorf("%d one-off differences in one test (at most 1 expected)", *oneOffs)
 	}
+}
+
+// eigenSummary returns the eigensolver counts of every "eigen" report in the -json file of
+// args (empty without -json): operator applications, factorizations, shifts and the largest
+// residual, which tell whether a differing run took another path through the eigensolver.
+func eigenSummary(t *testing.T, dir string, args []string) string {
+	t.Helper()
+	path := ""
+	for i, a := range args[:len(args)-1] {
+		if a == "-json" {
+			path = filepath.Join(dir, args[i+1])
+		}
+	}
+	if path == "" {
+		return ""
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return err.Error()
+	}
+	var parts []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if e, ok := v["eigen"].(map[string]any); ok {
+				parts = append(parts, fmt.Sprintf("{ops %v, factorizations %v, shifts %v, max residual %v}",
+					e["op_applies"], e["factorizations"], e["shifts"], e["max_residual"]))
+			}
+			for _, key := range []string{"fit", "generations"} {
+				if c, ok := v[key]; ok {
+					walk(c)
+				}
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+	return strings.Join(parts, " ")
 }
 
 // differing compares the files ref[i] and got[i] in dir byte for byte and describes each pair
