@@ -104,16 +104,8 @@ func readM(t *testing.T, path string) *mat.Dense {
 
 func sameFile(t *testing.T, a, b string) {
 	t.Helper()
-	x, err := os.ReadFile(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := os.ReadFile(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(x, y) {
-		t.Errorf("%s and %s differ", filepath.Base(a), filepath.Base(b))
+	for _, msg := range differing(t, "", []string{a}, []string{b}) {
+		t.Error(msg)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"glle/bench"
+	"glle/bench/dataio"
 	"glle/engine"
 )
 
@@ -153,8 +154,9 @@ func eigenSummary(t *testing.T, dir string, args []string) string {
 	return strings.Join(parts, " ")
 }
 
-// differing compares the files ref[i] and got[i] in dir byte for byte and describes each pair
-// that differs, with the largest absolute difference of their entries.
+// differing compares the files ref[i] and got[i] in dir ("" for paths as given) byte for byte
+// and describes each pair that differs, with the largest absolute difference of their entries
+// when both are matrices of the same shape.
 func differing(t *testing.T, dir string, ref, got []string) []string {
 	t.Helper()
 	var out []string
@@ -171,9 +173,11 @@ func differing(t *testing.T, dir string, ref, got []string) []string {
 		if bytes.Equal(x, y) {
 			continue
 		}
-		msg := fmt.Sprintf("%s and %s differ", ref[i], got[i])
-		ma, mb := readM(t, a), readM(t, b)
-		if ra, ca := ma.Dims(); ra > 0 {
+		msg := fmt.Sprintf("%s and %s differ", filepath.Base(a), filepath.Base(b))
+		ma, erra := dataio.ReadMatrix(a)
+		mb, errb := dataio.ReadMatrix(b)
+		if erra == nil && errb == nil {
+			ra, ca := ma.Dims()
 			if rb, cb := mb.Dims(); ra == rb && ca == cb {
 				var dmax, emax float64
 				for j, v := range ma.RawMatrix().Data {
