@@ -25,7 +25,7 @@ import (
 //
 // A run whose files differ is run again with the same arguments. A difference that the rerun
 // reproduces depends on the arguments (the worker count) and fails the test. One that the
-// rerun does not reproduce is a one-off. Twice in about 240 repetitions of this test (once
+// rerun does not reproduce is a one-off. Twice in about 610 repetitions of this test (once
 // in CI, once here under heavy load), one generate process (-workers 3 both times) wrote
 // both its generations differently from every other process. No instrumented experiment
 // reproduced it in over 10,000 generate runs: randomised goroutine start delays, GOGC=1,
