@@ -315,7 +315,7 @@ func TestSavedModelRegenerates(t *testing.T) {
 			}
 			gargs := []string{"generate", "-model", m, "-generations", "2", "-cov-scale", "0.5", "-seed", "3", "-out", "re_" + method, "-q"}
 			mustRun(t, dir, gargs...)
-			sameOrOneOff(t, dir, gargs, []string{method + "_gen000.npy", method + "_gen001.npy"},
+			sameOrOneOff(t, dir, args, gargs, []string{method + "_gen000.npy", method + "_gen001.npy"},
 				[]string{"re_" + method + "_gen000.npy", "re_" + method + "_gen001.npy"}, &oneOffs)
 			// Another seed gives other embeddings; workers do not matter.
 			mustRun(t, dir, "generate", "-model", m, "-generations", "1", "-cov-scale", "0.5", "-seed", "4", "-out", "s4_"+method+".npy", "-q")
