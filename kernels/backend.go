@@ -76,3 +76,13 @@ type SupernodalSolver interface {
 	// diagonal block.
 	BackwardSupernodes(s *Supernodes, y, tmp []float64, t0, t1 int)
 }
+
+// SupernodalBlockSolver is implemented by backends with native kernels for the supernode steps
+// of the triangular solves with a block of nrhs right-hand sides, stored interleaved: entry
+// (row i, right-hand side r) at y[i*nrhs+r]. tmp needs nrhs times the largest number of
+// below-diagonal rows of a supernode; recOff counts rows, so supernode t's records are
+// recs[recOff[t]*nrhs : recOff[t+1]*nrhs]. Otherwise as SupernodalSolver.
+type SupernodalBlockSolver interface {
+	ForwardSupernodesBlock(s *Supernodes, y, tmp []float64, nrhs, t0, t1 int, split []int32, recOff []int64, recs []float64)
+	BackwardSupernodesBlock(s *Supernodes, y, tmp []float64, nrhs, t0, t1 int)
+}

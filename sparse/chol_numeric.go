@@ -26,7 +26,8 @@ func (e *NotPositiveDefiniteError) Error() string {
 
 // Factor is a numeric supernodal Cholesky factorization P (A - shift I) P^T = L L^T for the
 // pattern of a Symbolic. It can be refactorized any number of times with new values; all
-// memory is allocated by NewFactor (and by the first SolveMany with a given block width).
+// memory is allocated by NewFactor (and by the first block solve, SolveBlock or SolveMany, of a
+// given width).
 // A Factor is not safe for concurrent use.
 type Factor struct {
 	s      *Symbolic
@@ -35,8 +36,8 @@ type Factor struct {
 	works  [][]float64        // dense update workspaces, one per stack
 	diag   [][]float64        // copies of diagonal blocks, one per stack
 	y      []float64          // solve workspace, n
-	ym     []float64          // SolveMany workspace, n*nrhs
-	tmp    []float64          // SolveMany gather workspace
+	ym     []float64          // block-solve workspace, n*nrhs
+	tmp    []float64          // sequential-solve gather workspace
 	sp     *solvePlan         // parallel-solve plan, built on the first Solve
 	sn     kernels.Supernodes // the layout for the backend's native solve kernels
 	valid  bool               // the last Factorize succeeded

@@ -1,8 +1,6 @@
 package sparse
 
 import (
-	"gonum.org/v1/gonum/blas"
-
 	"glle/kernels"
 )
 
@@ -89,68 +87,6 @@ func (f *Factor) backwardRange(be kernels.Backend, t0, t1 int, y, tmp []float64)
 	bl := be.BLAS()
 	for t := t1 - 1; t >= t0; t-- {
 		f.backwardNode(bl, t, y, tmp)
-	}
-}
-
-// SolveMany solves (A - shift I) X = B for the row-major n x nrhs blocks dst = X and b = B
-// with BLAS-3 triangular solves per supernode; the result equals column-by-column Solve up to
-// rounding. dst may alias b. The first call with a given nrhs allocates an n*nrhs workspace
-// that later calls reuse.
-func (f *Factor) SolveMany(dst, b []float64, nrhs int) {
-	s := f.s
-	if !f.valid {
-		panic("sparse: SolveMany without a successful Factorize")
-	}
-	if nrhs < 0 || len(dst) != s.n*nrhs || len(b) != s.n*nrhs {
-		panic("sparse: SolveMany length mismatch")
-	}
-	if nrhs == 0 {
-		return
-	}
-	if nrhs == 1 {
-		f.Solve(dst, b)
-		return
-	}
-	if cap(f.ym) < s.n*nrhs {
-		f.ym = make([]float64, s.n*nrhs)
-	}
-	y := f.ym[:s.n*nrhs]
-	for k, o := range s.perm {
-		copy(y[k*nrhs:(k+1)*nrhs], b[o*nrhs:(o+1)*nrhs])
-	}
-	bl := kernels.Current().BLAS()
-	tmp := f.tmpBuf(s.maxUpdate * nrhs)
-	for t := 0; t < s.ns; t++ {
-		c0, w, rows, p := f.solvePanel(t)
-		mu := len(rows)
-		xc := y[c0*nrhs : (c0+w)*nrhs]
-		bl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, w, nrhs, 1, p, w, xc, nrhs)
-		if mu > 0 {
-			tv := tmp[:mu*nrhs]
-			bl.Dgemm(blas.NoTrans, blas.NoTrans, mu, nrhs, w, 1, p[w*w:], w, xc, nrhs, 0, tv, nrhs)
-			for k, r := range rows {
-				yr := y[int(r)*nrhs : int(r)*nrhs+nrhs]
-				for j, v := range tv[k*nrhs : k*nrhs+nrhs] {
-					yr[j] -= v
-				}
-			}
-		}
-	}
-	for t := s.ns - 1; t >= 0; t-- {
-		c0, w, rows, p := f.solvePanel(t)
-		mu := len(rows)
-		xc := y[c0*nrhs : (c0+w)*nrhs]
-		if mu > 0 {
-			tv := tmp[:mu*nrhs]
-			for k, r := range rows {
-				copy(tv[k*nrhs:k*nrhs+nrhs], y[int(r)*nrhs:int(r)*nrhs+nrhs])
-			}
-			bl.Dgemm(blas.Trans, blas.NoTrans, w, nrhs, mu, -1, p[w*w:], w, tv, nrhs, 1, xc, nrhs)
-		}
-		bl.Dtrsm(blas.Left, blas.Lower, blas.Trans, blas.NonUnit, w, nrhs, 1, p, w, xc, nrhs)
-	}
-	for k, o := range s.perm {
-		copy(dst[o*nrhs:(o+1)*nrhs], y[k*nrhs:(k+1)*nrhs])
 	}
 }
 

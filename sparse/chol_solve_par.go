@@ -21,6 +21,8 @@ type solvePlan struct {
 	recOff []int64 // per supernode: offset of its recorded top-row updates
 	recs   []float64
 	tmps   [][]float64 // per-worker gather buffers
+	recsB  []float64   // recs for block solves (recOff counts rows: nrhs values per row)
+	tmpsB  [][]float64 // per-worker gather buffers of block solves
 }
 
 func (f *Factor) plan() *solvePlan {

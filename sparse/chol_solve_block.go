@@ -1,0 +1,229 @@
+package sparse
+
+import (
+	"glle/kernels"
+)
+
+// SolveBlock sets dst = (A - shift I)^{-1} b for nrhs right-hand sides stored one after the
+// other (column-major n x nrhs: right-hand side r is b[r*n:(r+1)*n]). It reads the factor once
+// for all of them: at n = 100k two right-hand sides cost 1.5 times one Solve, four 1.8 times
+// (the OpenBLAS build's C loops). Each column equals Solve of that column up to rounding (one
+// right-hand side is Solve). dst may alias b. The first call with a given nrhs allocates
+// n*nrhs workspace that later calls reuse. It panics if the factor is not valid or the lengths
+// differ from n*nrhs.
+func (f *Factor) SolveBlock(dst, b []float64, nrhs int) { f.solveBlock(dst, b, nrhs, true) }
+
+// SolveMany solves (A - shift I) X = B for the row-major n x nrhs blocks dst = X and b = B
+// (right-hand side r of row i at b[i*nrhs+r]); otherwise as SolveBlock.
+func (f *Factor) SolveMany(dst, b []float64, nrhs int) { f.solveBlock(dst, b, nrhs, false) }
+
+// solveBlock is SolveBlock (cols) and SolveMany (!cols).
+func (f *Factor) solveBlock(dst, b []float64, nrhs int, cols bool) {
+	s := f.s
+	if !f.valid {
+		panic("sparse: block solve without a successful Factorize")
+	}
+	if nrhs < 0 || len(dst) != s.n*nrhs || len(b) != s.n*nrhs {
+		panic("sparse: block solve length mismatch")
+	}
+	switch nrhs {
+	case 0:
+		return
+	case 1:
+		f.Solve(dst, b)
+		return
+	}
+	if cap(f.ym) < s.n*nrhs {
+		f.ym = make([]float64, s.n*nrhs)
+	}
+	y := f.ym[:s.n*nrhs]
+	n := s.n
+	for k, o := range s.perm {
+		yk := y[k*nrhs : k*nrhs+nrhs]
+		if cols {
+			for r := range yk {
+				yk[r] = b[r*n+o]
+			}
+		} else {
+			copy(yk, b[o*nrhs:(o+1)*nrhs])
+		}
+	}
+	f.solveInterleaved(y, nrhs)
+	for k, o := range s.perm {
+		yk := y[k*nrhs : k*nrhs+nrhs]
+		if cols {
+			for r, v := range yk {
+				dst[r*n+o] = v
+			}
+		} else {
+			copy(dst[o*nrhs:(o+1)*nrhs], yk)
+		}
+	}
+}
+
+// solveInterleaved solves L L^T y = y for nrhs interleaved right-hand sides (permuted
+// numbering), with the subtrees on the workers when the schedule has them (see solvePlan: the
+// result does not depend on the number of workers).
+func (f *Factor) solveInterleaved(y []float64, nrhs int) {
+	s := f.s
+	be := kernels.Current()
+	if !f.parallelSolve() {
+		tmp := f.tmpBuf(s.maxUpdate * nrhs)
+		f.forwardRangeBlock(be, 0, s.ns, y, tmp, nrhs, nil, nil)
+		f.backwardRangeBlock(be, 0, s.ns, y, tmp, nrhs)
+		return
+	}
+	sc := &s.sched
+	p := f.plan()
+	if len(p.recsB) < len(p.recs)*nrhs {
+		p.recsB = make([]float64, len(p.recs)*nrhs)
+	}
+	if len(p.tmpsB) != len(p.tmps) || len(p.tmpsB[0]) < s.maxUpdate*nrhs {
+		p.tmpsB = make([][]float64, len(p.tmps))
+		for w := range p.tmpsB {
+			p.tmpsB[w] = make([]float64, s.maxUpdate*nrhs)
+		}
+	}
+	recs := p.recsB[:len(p.recs)*nrhs]
+	f.eachSubtreeList(func(w int, roots []int32) {
+		for _, r := range roots {
+			f.forwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, p.tmpsB[w], nrhs, p, recs)
+		}
+	})
+	tmp := p.tmpsB[0]
+	for t := 0; t < s.ns; t++ {
+		if p.rootOf[t] < 0 {
+			f.forwardRangeBlock(be, t, t+1, y, tmp, nrhs, nil, nil)
+			continue
+		}
+		rec := recs[p.recOff[t]*int64(nrhs) : p.recOff[t+1]*int64(nrhs)]
+		if len(rec) == 0 {
+			continue
+		}
+		w := int64(s.sFirst[t+1] - s.sFirst[t])
+		rows := s.sRows[s.sRowPtr[t]+w+int64(p.split[t]) : s.sRowPtr[t+1]]
+		for k, r := range rows {
+			yr := y[int(r)*nrhs : int(r)*nrhs+nrhs]
+			for j, v := range rec[k*nrhs : k*nrhs+nrhs] {
+				yr[j] -= v
+			}
+		}
+	}
+	for t := s.ns - 1; t >= 0; t-- {
+		if p.rootOf[t] < 0 {
+			f.backwardRangeBlock(be, t, t+1, y, tmp, nrhs)
+		}
+	}
+	f.eachSubtreeList(func(w int, roots []int32) {
+		for _, r := range roots {
+			f.backwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, p.tmpsB[w], nrhs)
+		}
+	})
+}
+
+// forwardRangeBlock performs the forward steps of supernodes t0, ..., t1-1 for nrhs
+// interleaved right-hand sides, with the backend's native kernels when it has them.
+func (f *Factor) forwardRangeBlock(be kernels.Backend, t0, t1 int, y, tmp []float64, nrhs int, p *solvePlan, recs []float64) {
+	if nat, ok := be.(kernels.SupernodalBlockSolver); ok {
+		if p == nil {
+			nat.ForwardSupernodesBlock(&f.sn, y, tmp, nrhs, t0, t1, nil, nil, nil)
+		} else {
+			nat.ForwardSupernodesBlock(&f.sn, y, tmp, nrhs, t0, t1, p.split, p.recOff, recs)
+		}
+		return
+	}
+	for t := t0; t < t1; t++ {
+		if p == nil {
+			f.forwardNodeBlock(t, y, tmp, nrhs, -1, nil)
+		} else {
+			f.forwardNodeBlock(t, y, tmp, nrhs, int(p.split[t]), recs[p.recOff[t]*int64(nrhs):p.recOff[t+1]*int64(nrhs)])
+		}
+	}
+}
+
+// backwardRangeBlock performs the backward steps of supernodes t1-1, ..., t0 for nrhs
+// interleaved right-hand sides.
+func (f *Factor) backwardRangeBlock(be kernels.Backend, t0, t1 int, y, tmp []float64, nrhs int) {
+	if nat, ok := be.(kernels.SupernodalBlockSolver); ok {
+		nat.BackwardSupernodesBlock(&f.sn, y, tmp, nrhs, t0, t1)
+		return
+	}
+	for t := t1 - 1; t >= t0; t-- {
+		f.backwardNodeBlock(t, y, tmp, nrhs)
+	}
+}
+
+// forwardNodeBlock is forwardNode for nrhs interleaved right-hand sides (from < 0: apply all
+// updates).
+func (f *Factor) forwardNodeBlock(t int, y, tmp []float64, nrhs, from int, rec []float64) {
+	c0, w, rows, p := f.solvePanel(t)
+	mu := len(rows)
+	xc := y[c0*nrhs : (c0+w)*nrhs]
+	for i := 0; i < w; i++ {
+		li := p[i*w : i*w+i]
+		xi := xc[i*nrhs : i*nrhs+nrhs]
+		for j, l := range li {
+			xj := xc[j*nrhs : j*nrhs+nrhs]
+			for r := range xi {
+				xi[r] -= l * xj[r]
+			}
+		}
+		d := p[i*w+i]
+		for r := range xi {
+			xi[r] /= d
+		}
+	}
+	tv := tmp[:mu*nrhs]
+	clear(tv)
+	for k := 0; k < mu; k++ {
+		lk := p[(w+k)*w : (w+k)*w+w]
+		tk := tv[k*nrhs : k*nrhs+nrhs]
+		for j, l := range lk {
+			xj := xc[j*nrhs : j*nrhs+nrhs]
+			for r := range tk {
+				tk[r] += l * xj[r]
+			}
+		}
+	}
+	if from < 0 {
+		from = mu
+	}
+	for k, row := range rows[:from] {
+		yr := y[int(row)*nrhs : int(row)*nrhs+nrhs]
+		for r, v := range tv[k*nrhs : k*nrhs+nrhs] {
+			yr[r] -= v
+		}
+	}
+	copy(rec, tv[from*nrhs:])
+}
+
+// backwardNodeBlock is backwardNode for nrhs interleaved right-hand sides.
+func (f *Factor) backwardNodeBlock(t int, y, tmp []float64, nrhs int) {
+	c0, w, rows, p := f.solvePanel(t)
+	xc := y[c0*nrhs : (c0+w)*nrhs]
+	for k, row := range rows {
+		lk := p[(w+k)*w : (w+k)*w+w]
+		yr := y[int(row)*nrhs : int(row)*nrhs+nrhs]
+		for j, l := range lk {
+			xj := xc[j*nrhs : j*nrhs+nrhs]
+			for r, v := range yr {
+				xj[r] -= l * v
+			}
+		}
+	}
+	v := tmp[:nrhs]
+	for i := w - 1; i >= 0; i-- {
+		xi := xc[i*nrhs : i*nrhs+nrhs]
+		d := p[i*w+i]
+		for r := range xi {
+			xi[r] /= d
+			v[r] = xi[r]
+		}
+		for j, l := range p[i*w : i*w+i] {
+			xj := xc[j*nrhs : j*nrhs+nrhs]
+			for r := range xj {
+				xj[r] -= l * v[r]
+			}
+		}
+	}
+}
