@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,7 +31,7 @@ import (
 // table. With -peers it also runs scikit-learn's LocallyLinearEmbedding (arpack) on the same
 // data in a python3 child process, when scikit-learn is installed.
 
-const benchSynopsis = "glle-bench bench [-sizes 5000,50000,200000,1000000] [-methods lle,em,direct] [-peers] [-generations 1] [-json out.json]"
+const benchSynopsis = "glle-bench bench [-sizes 5000,50000,200000,1000000] [-methods lle,em,direct] [-peers] [-generations 1] [-repeat 1] [-json out.json]"
 
 type benchConfig struct {
 	sizes       []int
@@ -44,6 +45,7 @@ type benchConfig struct {
 	python      string
 	peerMax     int
 	peerRepeat  int
+	repeat      int
 	keep        string // folder for the children's outputs (default: a temporary folder)
 }
 
@@ -62,6 +64,7 @@ func benchFlags(c *benchConfig, r *benchRaw) *flags {
 	f.str(&c.python, "python", "", "CMD", "python interpreter of -peers (default: the first of "+strings.Join(peerPythons, ", ")+" that imports sklearn)")
 	f.int(&c.peerMax, "peer-max", 200000, "largest size scikit-learn runs at with -peers (it needs ~410 s and 10.5 GiB at n = 1M)")
 	f.int(&c.peerRepeat, "peer-repeat", 1, "with -peers, run scikit-learn and our LLE fit this many times each, interleaved, at every size, and report the medians (1: one scikit-learn run against the sweep's own LLE run)")
+	f.int(&c.repeat, "repeat", 1, "run every (size, method) this many times, one child process after the other, and report the median run (generative methods: median generation-to-fit ratio; lle: median fit time) with every run's fit time and ratio")
 	f.str(&c.keep, "keep", "", "DIR", "keep the runs' embeddings and reports in DIR (default: a temporary folder, removed)")
 	return f
 }
@@ -97,6 +100,8 @@ func parseBench(args []string) (benchConfig, error) {
 		return c, badInput("use -peer-max 0 or more", "-peer-max %d: negative size", c.peerMax)
 	case c.peerRepeat < 1:
 		return c, badInput("use -peer-repeat 1 or more", "-peer-repeat %d: need at least one run", c.peerRepeat)
+	case c.repeat < 1:
+		return c, badInput("use -repeat 1 or more", "-repeat %d: need at least one run", c.repeat)
 	case set["peer-repeat"] && !c.peers:
 		return c, badInput("add -peers", "-peer-repeat applies to the scikit-learn runs of -peers")
 	}
@@ -125,6 +130,12 @@ type benchRun struct {
 	GenSolves    float64            `json:"generation_solves,omitempty"` // mean per generation
 	GenStages    []engine.StageTime `json:"generation_stages,omitempty"` // mean per generation
 	Error        string             `json:"error,omitempty"`
+	// With -repeat: every run's fit seconds and generation-to-fit ratio, in run order; this
+	// run is the median one.
+	FitRuns   []float64 `json:"fit_runs,omitempty"`
+	RatioRuns []float64 `json:"generation_to_fit_runs,omitempty"`
+
+	tag string // the suffix of the run's files (embedFile)
 }
 
 // peerRun is one scikit-learn run.
@@ -216,9 +227,9 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r := benchChild(ctx, self, dir, c, n, m, "")
-			if ctx.Err() != nil {
-				return ctx.Err()
+			r, err := benchRepeat(ctx, self, dir, c, n, m)
+			if err != nil {
+				return err
 			}
 			if r.Error != "" {
 				fmt.Fprintf(e.stderr, "glle-bench bench: n=%d %s: %s\n", n, m, r.Error)
@@ -276,6 +287,53 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 	return nil
 }
 
+// benchRepeat runs (n, m) c.repeat times (benchChild) and returns the median run (medianRun).
+// A failed run is returned as such.
+func benchRepeat(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method) (benchRun, error) {
+	if c.repeat <= 1 {
+		r := benchChild(ctx, self, dir, c, n, m, "")
+		return r, ctx.Err()
+	}
+	var runs []benchRun
+	for rep := 0; rep < c.repeat; rep++ {
+		r := benchChild(ctx, self, dir, c, n, m, fmt.Sprintf("_r%d", rep))
+		if err := ctx.Err(); err != nil {
+			return r, err
+		}
+		if r.Error != "" {
+			return r, nil
+		}
+		runs = append(runs, r)
+	}
+	return medianRun(runs), nil
+}
+
+// medianRun returns the median of runs: by generation-to-fit ratio when they drew generations,
+// else by fit time (the lower middle one for an even count), with every run's fit time and
+// ratio attached in run order.
+func medianRun(runs []benchRun) benchRun {
+	key := func(r benchRun) float64 {
+		if r.Generations > 0 {
+			return r.GenRatio
+		}
+		return r.FitSeconds
+	}
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(key(runs[a]), key(runs[b])) })
+	med := runs[order[(len(runs)-1)/2]]
+	med.FitRuns, med.RatioRuns = nil, nil
+	for _, r := range runs {
+		med.FitRuns = append(med.FitRuns, r.FitSeconds)
+		if r.Generations > 0 {
+			med.RatioRuns = append(med.RatioRuns, r.GenRatio)
+		}
+	}
+	return med
+}
+
 func countFailed(rs []benchRun) int {
 	c := 0
 	for _, r := range rs {
@@ -294,7 +352,7 @@ func embedFile(dir string, n int, m engine.Method, tag string) string {
 
 // benchChild runs one fit (and its generations) in a child process and reads its report.
 func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method, tag string) benchRun {
-	r := benchRun{N: n, Method: m.String()}
+	r := benchRun{N: n, Method: m.String(), tag: tag}
 	gens := c.generations
 	if !m.Generative() {
 		gens = 0
@@ -422,7 +480,32 @@ func writeBenchTable(w io.Writer, runs []benchRun) {
 		}
 		b.WriteString(" |\n")
 	}
+	for _, r := range runs {
+		if len(r.FitRuns) > 1 {
+			fmt.Fprintf(&b, "\nn = %d %s: %d runs, the median shown; fit %s s", r.N, r.Method, len(r.FitRuns), secList(r.FitRuns))
+			if len(r.RatioRuns) > 0 {
+				b.WriteString("; gen/fit")
+				for i, v := range r.RatioRuns {
+					sep := ","
+					if i == 0 {
+						sep = ""
+					}
+					fmt.Fprintf(&b, "%s %.0f%%", sep, 100*v)
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
 	io.WriteString(w, b.String())
+}
+
+// secList formats seconds as a comma list.
+func secList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmtSec(x)
+	}
+	return strings.Join(s, ", ")
 }
 
 func orDash(s string) string {
@@ -546,6 +629,7 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 			for i := range runs {
 				if runs[i].N == n && runs[i].Method == engine.LLE.String() && runs[i].Error == "" {
 					ours = &runs[i]
+					tag = ours.tag
 				}
 			}
 		}

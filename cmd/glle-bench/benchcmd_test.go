@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,63 @@ func TestBenchSweep(t *testing.T) {
 			(run.Generations == 1) != gen || (run.GenSeconds > 0) != gen {
 			t.Errorf("run %+v", run)
 		}
+	}
+}
+
+// TestBenchRepeat runs every (size, method) three times: the report holds one row each, the
+// median run (by generation-to-fit ratio for em, by fit time for lle) with all three runs'
+// numbers, and the table says so. With -peers (one scikit-learn run) the sweep's median LLE
+// run is the one compared: its embedding file carries the repeat's suffix.
+func TestBenchRepeat(t *testing.T) {
+	dir := t.TempDir()
+	fake := fakePython(t, dir, "fakepython", "s=0.5")
+	js := filepath.Join(dir, "bench.json")
+	r := mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle,em", "-repeat", "3", "-peers", "-python", fake, "-json", js)
+	for _, want := range []string{"n = 300 lle: 3 runs, the median shown; fit ", "n = 300 em: 3 runs, the median shown; fit ", "; gen/fit "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	rep := readBenchReport(t, js)
+	if len(rep.Runs) != 2 {
+		t.Fatalf("report has %d runs, want 2 (one per method)", len(rep.Runs))
+	}
+	for _, run := range rep.Runs {
+		if run.Error != "" || len(run.FitRuns) != 3 {
+			t.Fatalf("run %+v", run)
+		}
+		switch run.Method {
+		case "lle":
+			if len(run.RatioRuns) != 0 || run.FitSeconds != medianOf(run.FitRuns) {
+				t.Errorf("lle: fit %v not the median of %v (ratios %v)", run.FitSeconds, run.FitRuns, run.RatioRuns)
+			}
+		case "em":
+			if len(run.RatioRuns) != 3 || run.GenRatio != medianOf(run.RatioRuns) || !slices.Contains(run.FitRuns, run.FitSeconds) {
+				t.Errorf("em: ratio %v not the median of %v, or fit %v not one of %v", run.GenRatio, run.RatioRuns, run.FitSeconds, run.FitRuns)
+			}
+		}
+	}
+	if len(rep.Peers) != 1 || rep.Peers[0].Error != "" || !(rep.Peers[0].MaxSine < 1e-6) ||
+		!slices.Contains(rep.Runs[0].FitRuns, rep.Peers[0].OursSeconds) {
+		t.Fatalf("peers %+v (runs %+v)", rep.Peers, rep.Runs[0])
+	}
+}
+
+// TestMedianRun checks the choice of the reported run of -repeat on made-up runs.
+func TestMedianRun(t *testing.T) {
+	gen := []benchRun{
+		{FitSeconds: 2.0, Generations: 3, GenRatio: 0.33},
+		{FitSeconds: 2.2, Generations: 3, GenRatio: 0.28},
+		{FitSeconds: 1.9, Generations: 3, GenRatio: 0.30},
+	}
+	m := medianRun(gen)
+	if m.GenRatio != 0.30 || m.FitSeconds != 1.9 || !slices.Equal(m.FitRuns, []float64{2.0, 2.2, 1.9}) ||
+		!slices.Equal(m.RatioRuns, []float64{0.33, 0.28, 0.30}) {
+		t.Errorf("generative runs: got %+v, want the 0.30 run with every run's numbers", m)
+	}
+	lle := []benchRun{{FitSeconds: 3}, {FitSeconds: 1}, {FitSeconds: 4}, {FitSeconds: 2}}
+	if m := medianRun(lle); m.FitSeconds != 2 || len(m.RatioRuns) != 0 || len(m.FitRuns) != 4 {
+		t.Errorf("lle runs: got %+v, want the lower middle fit (2 s) and no ratios", m)
 	}
 }
 
@@ -148,6 +206,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-generations", "-1"},
 		{"bench", "-peer-max", "-5"},
 		{"bench", "-peer-repeat", "0"},
+		{"bench", "-repeat", "0"},
 		{"bench", "-peer-repeat", "3"}, // without -peers
 		{"bench", "stray"},
 	} {

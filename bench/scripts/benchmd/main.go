@@ -66,6 +66,10 @@ type run struct {
 	GenSolves    float64 `json:"generation_solves"`
 	GenStages    []stage `json:"generation_stages"`
 	Error        string  `json:"error"`
+	// glle-bench bench -repeat: every run's fit seconds and generation-to-fit ratio (this run is
+	// the median one).
+	FitRuns   []float64 `json:"fit_runs"`
+	RatioRuns []float64 `json:"generation_to_fit_runs"`
 }
 
 type peer struct {
@@ -378,7 +382,7 @@ func build(in, notes string) (string, error) {
 	w("                      # bench/scripts/sweep.sh (below) if out/bench/sweep_*.json are missing, then this file\n")
 	w("./bin/glle-bench bench -sizes 10000,100000,200000,1000000,2000000 -methods lle -peers -peer-repeat 3 -json out/bench/sweep_lle.json\n")
 	w("                      # -peers: scikit-learn at n <= -peer-max (default 200000) with the first python3 that has it\n")
-	w("./bin/glle-bench bench -sizes 200000,1000000 -methods em,direct -generations 3 -json out/bench/sweep_gen.json\n")
+	w("./bin/glle-bench bench -sizes 200000,1000000 -methods em,direct -generations 3 -repeat 3 -json out/bench/sweep_gen.json\n")
 	w("GLLE_BENCH_SIZES=100000,1000000 go test -run '^$' -bench 'Fit|Generate' ./bench   # large end-to-end benchmarks\n")
 	w("```\n\n")
 
@@ -406,7 +410,7 @@ func build(in, notes string) (string, error) {
 	for _, n := range []int{200000, 1000000} {
 		for _, m := range []string{"em", "direct"} {
 			if r := findRun(sg, n, m); r != nil && r.Generations > 0 {
-				w("| %s at n = %d: one more generation <= 30%% of the fit | %s s vs fit %s s = %.0f%% | %s |\n", m, n, sec(r.GenSeconds), sec(r.FitSeconds), 100*r.GenRatio, met(r.GenRatio <= 0.3))
+				w("| %s at n = %d: one more generation <= 30%% of the fit | %s s vs fit %s s = %.0f%%%s | %s |\n", m, n, sec(r.GenSeconds), sec(r.FitSeconds), 100*r.GenRatio, repeatNote(r), met(r.GenRatio <= 0.3))
 			}
 		}
 	}
@@ -531,7 +535,13 @@ func build(in, notes string) (string, error) {
 	for _, r := range sg.Runs {
 		gens = max(gens, r.Generations)
 	}
-	w("\nGenerative sweep (%d generations after the fit; \"one more generation\" is their mean, the wall time of Generate, as the fit's is the wall time of Fit: no file writing) started %s, load average at start %s, at end %s:\n\n", gens, sg.Started.Format(time.RFC3339), sg.LoadStart, sg.LoadEnd)
+	reps := ""
+	for _, r := range sg.Runs {
+		if len(r.FitRuns) > 1 {
+			reps = fmt.Sprintf("; each row the median (by generation-to-fit ratio) of %d runs, every run a separate child process", len(r.FitRuns))
+		}
+	}
+	w("\nGenerative sweep (%d generations after the fit; \"one more generation\" is their mean, the wall time of Generate, as the fit's is the wall time of Fit: no file writing%s) started %s, load average at start %s, at end %s:\n\n", gens, reps, sg.Started.Format(time.RFC3339), sg.LoadStart, sg.LoadEnd)
 	scalingTable(&b, sg.Runs)
 	first := true
 	for _, r := range sg.Runs {
@@ -605,6 +615,18 @@ func stageSeconds(r *run, name string) float64 {
 }
 
 // medianNote says how many runs a peer comparison's times are the medians of ("" for one).
+// repeatNote lists a repeated run's ratios (glle-bench bench -repeat).
+func repeatNote(r *run) string {
+	if len(r.RatioRuns) < 2 {
+		return ""
+	}
+	v := make([]string, len(r.RatioRuns))
+	for i, x := range r.RatioRuns {
+		v[i] = fmt.Sprintf("%.0f%%", 100*x)
+	}
+	return fmt.Sprintf(" (the median of %d runs: %s)", len(v), strings.Join(v, ", "))
+}
+
 func medianNote(p *peer) string {
 	if len(p.Runs) > 1 {
 		return fmt.Sprintf(" (medians of %d interleaved runs each)", len(p.Runs))
