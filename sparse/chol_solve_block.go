@@ -174,17 +174,7 @@ func (f *Factor) forwardNodeBlock(t int, y, tmp []float64, nrhs, from int, rec [
 		}
 	}
 	tv := tmp[:mu*nrhs]
-	clear(tv)
-	for k := 0; k < mu; k++ {
-		lk := p[(w+k)*w : (w+k)*w+w]
-		tk := tv[k*nrhs : k*nrhs+nrhs]
-		for j, l := range lk {
-			xj := xc[j*nrhs : j*nrhs+nrhs]
-			for r := range tk {
-				tk[r] += l * xj[r]
-			}
-		}
-	}
+	blockProducts(tv, p[w*w:], xc, mu, w, nrhs)
 	if from < 0 {
 		from = mu
 	}
@@ -202,14 +192,7 @@ func (f *Factor) backwardNodeBlock(t int, y, tmp []float64, nrhs int) {
 	c0, w, rows, p := f.solvePanel(t)
 	xc := y[c0*nrhs : (c0+w)*nrhs]
 	for k, row := range rows {
-		lk := p[(w+k)*w : (w+k)*w+w]
-		yr := y[int(row)*nrhs : int(row)*nrhs+nrhs]
-		for j, l := range lk {
-			xj := xc[j*nrhs : j*nrhs+nrhs]
-			for r, v := range yr {
-				xj[r] -= l * v
-			}
-		}
+		blockSubtract(xc, p[(w+k)*w:(w+k)*w+w], y[int(row)*nrhs:int(row)*nrhs+nrhs])
 	}
 	v := tmp[:nrhs]
 	for i := w - 1; i >= 0; i-- {
@@ -223,6 +206,81 @@ func (f *Factor) backwardNodeBlock(t int, y, tmp []float64, nrhs int) {
 			xj := xc[j*nrhs : j*nrhs+nrhs]
 			for r := range xj {
 				xj[r] -= l * v[r]
+			}
+		}
+	}
+}
+
+// blockProducts sets t[k*nrhs+r] = sum_j l[k*w+j] x[j*nrhs+r] for the mu x w row-major l and
+// the w interleaved rows of x (unrolled for 2 and 4 right-hand sides: the same operations in
+// the same order as the general loop).
+func blockProducts(t, l, x []float64, mu, w, nrhs int) {
+	x = x[:w*nrhs]
+	switch nrhs {
+	case 2:
+		for k := 0; k < mu; k++ {
+			var a0, a1 float64
+			for j, v := range l[k*w : k*w+w] {
+				xj := (*[2]float64)(x[2*j:])
+				a0 += v * xj[0]
+				a1 += v * xj[1]
+			}
+			t[2*k], t[2*k+1] = a0, a1
+		}
+	case 4:
+		for k := 0; k < mu; k++ {
+			var a0, a1, a2, a3 float64
+			for j, v := range l[k*w : k*w+w] {
+				xj := (*[4]float64)(x[4*j:])
+				a0 += v * xj[0]
+				a1 += v * xj[1]
+				a2 += v * xj[2]
+				a3 += v * xj[3]
+			}
+			tk := (*[4]float64)(t[4*k:])
+			tk[0], tk[1], tk[2], tk[3] = a0, a1, a2, a3
+		}
+	default:
+		clear(t[:mu*nrhs])
+		for k := 0; k < mu; k++ {
+			tk := t[k*nrhs : k*nrhs+nrhs]
+			for j, v := range l[k*w : k*w+w] {
+				xj := x[j*nrhs : j*nrhs+nrhs]
+				for r := range tk {
+					tk[r] += v * xj[r]
+				}
+			}
+		}
+	}
+}
+
+// blockSubtract sets x[j*nrhs+r] -= lk[j] yr[r] for the w interleaved rows of x (unrolled for
+// 2 and 4 right-hand sides, as blockProducts).
+func blockSubtract(x, lk, yr []float64) {
+	nrhs := len(yr)
+	x = x[:len(lk)*nrhs]
+	switch nrhs {
+	case 2:
+		y0, y1 := yr[0], yr[1]
+		for j, v := range lk {
+			xj := (*[2]float64)(x[2*j:])
+			xj[0] -= v * y0
+			xj[1] -= v * y1
+		}
+	case 4:
+		y0, y1, y2, y3 := yr[0], yr[1], yr[2], yr[3]
+		for j, v := range lk {
+			xj := (*[4]float64)(x[4*j:])
+			xj[0] -= v * y0
+			xj[1] -= v * y1
+			xj[2] -= v * y2
+			xj[3] -= v * y3
+		}
+	default:
+		for j, v := range lk {
+			xj := x[j*nrhs : j*nrhs+nrhs]
+			for r, yv := range yr {
+				xj[r] -= v * yv
 			}
 		}
 	}
