@@ -26,13 +26,7 @@ func (f *Factor) Solve(dst, b []float64) {
 	for k, o := range s.perm {
 		y[k] = b[o]
 	}
-	if f.parallelSolve() {
-		f.forwardPar(y)
-		f.backwardPar(y)
-	} else {
-		f.forward(y)
-		f.backward(y)
-	}
+	f.solveInterleaved(y, 1)
 	for k, o := range s.perm {
 		dst[o] = y[k]
 	}

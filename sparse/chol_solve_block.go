@@ -62,8 +62,12 @@ func (f *Factor) solveBlock(dst, b []float64, nrhs int, cols bool) {
 }
 
 // solveInterleaved solves L L^T y = y for nrhs interleaved right-hand sides (permuted
-// numbering), with the subtrees on the workers when the schedule has them (see solvePlan: the
-// result does not depend on the number of workers).
+// numbering; nrhs = 1 is Solve's single vector), with the subtrees on the workers when the
+// schedule has them: the subtrees' forward steps run on the workers, recording their updates
+// to the top supernodes' rows (solvePlan), which are then applied in supernode order between
+// the top supernodes' own steps; the backward steps run the top first, then the subtrees. Every
+// entry of y receives the subtractions of the sequential solve in the same order, so the
+// result has the same bits for any number of workers.
 func (f *Factor) solveInterleaved(y []float64, nrhs int) {
 	s := f.s
 	be := kernels.Current()
@@ -75,22 +79,25 @@ func (f *Factor) solveInterleaved(y []float64, nrhs int) {
 	}
 	sc := &s.sched
 	p := f.plan()
-	if len(p.recsB) < len(p.recs)*nrhs {
-		p.recsB = make([]float64, len(p.recs)*nrhs)
-	}
-	if len(p.tmpsB) != len(p.tmps) || len(p.tmpsB[0]) < s.maxUpdate*nrhs {
-		p.tmpsB = make([][]float64, len(p.tmps))
-		for w := range p.tmpsB {
-			p.tmpsB[w] = make([]float64, s.maxUpdate*nrhs)
+	recs, tmps := p.recs, p.tmps
+	if nrhs > 1 {
+		if len(p.recsB) < len(p.recs)*nrhs {
+			p.recsB = make([]float64, len(p.recs)*nrhs)
 		}
+		if len(p.tmpsB) != len(p.tmps) || len(p.tmpsB[0]) < s.maxUpdate*nrhs {
+			p.tmpsB = make([][]float64, len(p.tmps))
+			for w := range p.tmpsB {
+				p.tmpsB[w] = make([]float64, s.maxUpdate*nrhs)
+			}
+		}
+		recs, tmps = p.recsB[:len(p.recs)*nrhs], p.tmpsB
 	}
-	recs := p.recsB[:len(p.recs)*nrhs]
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
-			f.forwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, p.tmpsB[w], nrhs, p, recs)
+			f.forwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, tmps[w], nrhs, p, recs)
 		}
 	})
-	tmp := p.tmpsB[0]
+	tmp := tmps[0]
 	for t := 0; t < s.ns; t++ {
 		if p.rootOf[t] < 0 {
 			f.forwardRangeBlock(be, t, t+1, y, tmp, nrhs, nil, nil)
@@ -116,14 +123,19 @@ func (f *Factor) solveInterleaved(y []float64, nrhs int) {
 	}
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
-			f.backwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, p.tmpsB[w], nrhs)
+			f.backwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, tmps[w], nrhs)
 		}
 	})
 }
 
 // forwardRangeBlock performs the forward steps of supernodes t0, ..., t1-1 for nrhs
-// interleaved right-hand sides, with the backend's native kernels when it has them.
+// interleaved right-hand sides, with the backend's native kernels when it has them (one
+// right-hand side: forwardRange, whose records are p.recs).
 func (f *Factor) forwardRangeBlock(be kernels.Backend, t0, t1 int, y, tmp []float64, nrhs int, p *solvePlan, recs []float64) {
+	if nrhs == 1 {
+		f.forwardRange(be, t0, t1, y, tmp, p)
+		return
+	}
 	if nat, ok := be.(kernels.SupernodalBlockSolver); ok {
 		if p == nil {
 			nat.ForwardSupernodesBlock(&f.sn, y, tmp, nrhs, t0, t1, nil, nil, nil)
@@ -142,8 +154,12 @@ func (f *Factor) forwardRangeBlock(be kernels.Backend, t0, t1 int, y, tmp []floa
 }
 
 // backwardRangeBlock performs the backward steps of supernodes t1-1, ..., t0 for nrhs
-// interleaved right-hand sides.
+// interleaved right-hand sides (one: backwardRange).
 func (f *Factor) backwardRangeBlock(be kernels.Backend, t0, t1 int, y, tmp []float64, nrhs int) {
+	if nrhs == 1 {
+		f.backwardRange(be, t0, t1, y, tmp)
+		return
+	}
 	if nat, ok := be.(kernels.SupernodalBlockSolver); ok {
 		nat.BackwardSupernodesBlock(&f.sn, y, tmp, nrhs, t0, t1)
 		return

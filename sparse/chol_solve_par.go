@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"glle/kernels"
 	"glle/parallel"
 )
 
@@ -157,52 +156,4 @@ func (f *Factor) backwardNode(bl blas.Float64, t int, y, tmp []float64) {
 		bl.Dgemv(blas.Trans, mu, w, -1, p[w*w:], w, tv, 1, 1, xc, 1)
 	}
 	bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, w, p, w, xc, 1)
-}
-
-// forwardPar solves L y = y with the subtrees on the workers (see solvePlan).
-func (f *Factor) forwardPar(y []float64) {
-	s := f.s
-	sc := &s.sched
-	p := f.plan()
-	be := kernels.Current()
-	f.eachSubtreeList(func(w int, roots []int32) {
-		for _, r := range roots {
-			f.forwardRange(be, int(sc.sDesc[r]), int(r)+1, y, p.tmps[w], p)
-		}
-	})
-	tmp := p.tmps[0]
-	for t := 0; t < s.ns; t++ {
-		if p.rootOf[t] < 0 {
-			f.forwardRange(be, t, t+1, y, tmp, nil)
-			continue
-		}
-		rec := p.recs[p.recOff[t]:p.recOff[t+1]]
-		if len(rec) == 0 {
-			continue
-		}
-		w := int64(s.sFirst[t+1] - s.sFirst[t])
-		rows := s.sRows[s.sRowPtr[t]+w+int64(p.split[t]) : s.sRowPtr[t+1]]
-		for k, r := range rows {
-			y[r] -= rec[k]
-		}
-	}
-}
-
-// backwardPar solves L^T y = y: the top supernodes first (in decreasing order), then the
-// subtrees on the workers.
-func (f *Factor) backwardPar(y []float64) {
-	s := f.s
-	sc := &s.sched
-	p := f.plan()
-	be := kernels.Current()
-	for t := s.ns - 1; t >= 0; t-- {
-		if p.rootOf[t] < 0 {
-			f.backwardRange(be, t, t+1, y, p.tmps[0])
-		}
-	}
-	f.eachSubtreeList(func(w int, roots []int32) {
-		for _, r := range roots {
-			f.backwardRange(be, int(sc.sDesc[r]), int(r)+1, y, p.tmps[w])
-		}
-	})
 }
