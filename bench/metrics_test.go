@@ -468,3 +468,12 @@ func TestReconstructionCost(t *testing.T) {
 		ReconstructionCost(L, nb, ww, 2)
 	}()
 }
+
+func TestPercentList(t *testing.T) {
+	if got := PercentList([]float64{0.3, 0.314, 0.336}); got != "30%, 31%, 34%" {
+		t.Errorf("PercentList = %q, want %q", got, "30%, 31%, 34%")
+	}
+	if got := PercentList(nil); got != "" {
+		t.Errorf("PercentList(nil) = %q, want empty", got)
+	}
+}

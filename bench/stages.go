@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -60,4 +61,14 @@ func WriteStageHeader(b *strings.Builder, trailing ...string) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
+}
+
+// PercentList formats fractions as a comma list of whole percentages ("30%, 31%, 34%"), the
+// generation-to-fit ratios of repeated sweep runs.
+func PercentList(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.0f%%", 100*x)
+	}
+	return strings.Join(s, ", ")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	_ "glle/cgo" // registers the OpenBLAS backend (gonum's under the purego tag)
+	"glle/kernels"
 )
 
 // testCSR is a symmetric matrix in CSR form (full pattern unless lowerOnly was requested).
@@ -303,4 +304,15 @@ func knnGrid(pts []float64, n, k int) []int32 {
 		}
 	}
 	return out
+}
+
+// forward solves L y = y in place (permuted numbering), one supernode after the other: the
+// sequential oracle of the subtree-parallel solve.
+func (f *Factor) forward(y []float64) {
+	f.forwardRange(kernels.Current(), 0, f.s.ns, y, f.tmpBuf(f.s.maxUpdate), nil, nil)
+}
+
+// backward solves L^T y = y in place (permuted numbering), one supernode after the other.
+func (f *Factor) backward(y []float64) {
+	f.backwardRange(kernels.Current(), 0, f.s.ns, y, f.tmpBuf(f.s.maxUpdate))
 }

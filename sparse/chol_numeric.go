@@ -38,7 +38,7 @@ type Factor struct {
 	y      []float64          // solve workspace, n
 	ym     []float64          // block-solve workspace, n*nrhs
 	tmp    []float64          // sequential-solve gather workspace
-	sp     *solvePlan         // parallel-solve plan, built on the first Solve
+	sp     *solvePlan         // parallel-solve plan, built on the first parallel solve
 	sn     kernels.Supernodes // the layout for the backend's native solve kernels
 	valid  bool               // the last Factorize succeeded
 }

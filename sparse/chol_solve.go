@@ -39,25 +39,15 @@ func (f *Factor) tmpBuf(n int) []float64 {
 	return f.tmp[:n]
 }
 
-// forward solves L y = y in place (permuted numbering), one supernode after the other.
-func (f *Factor) forward(y []float64) {
-	f.forwardRange(kernels.Current(), 0, f.s.ns, y, f.tmpBuf(f.s.maxUpdate), nil)
-}
-
-// backward solves L^T y = y in place (permuted numbering), one supernode after the other.
-func (f *Factor) backward(y []float64) {
-	f.backwardRange(kernels.Current(), 0, f.s.ns, y, f.tmpBuf(f.s.maxUpdate))
-}
-
 // forwardRange performs the forward steps of supernodes t0, ..., t1-1 with the backend's
 // native kernels when it has them, else with forwardNode. With p non-nil, updates to rows
-// above each supernode's subtree root are recorded in p.recs (see solvePlan).
-func (f *Factor) forwardRange(be kernels.Backend, t0, t1 int, y, tmp []float64, p *solvePlan) {
+// above each supernode's subtree root are recorded in recs (see solvePlan).
+func (f *Factor) forwardRange(be kernels.Backend, t0, t1 int, y, tmp []float64, p *solvePlan, recs []float64) {
 	if nat, ok := be.(kernels.SupernodalSolver); ok {
 		if p == nil {
 			nat.ForwardSupernodes(&f.sn, y, tmp, t0, t1, nil, nil, nil)
 		} else {
-			nat.ForwardSupernodes(&f.sn, y, tmp, t0, t1, p.split, p.recOff, p.recs)
+			nat.ForwardSupernodes(&f.sn, y, tmp, t0, t1, p.split, p.recOff, recs)
 		}
 		return
 	}
@@ -66,7 +56,7 @@ func (f *Factor) forwardRange(be kernels.Backend, t0, t1 int, y, tmp []float64, 
 		if p == nil {
 			f.forwardNode(bl, t, y, tmp, 0, nil)
 		} else {
-			f.forwardNode(bl, t, y, tmp, int(p.split[t]), p.recs[p.recOff[t]:p.recOff[t+1]])
+			f.forwardNode(bl, t, y, tmp, int(p.split[t]), recs[p.recOff[t]:p.recOff[t+1]])
 		}
 	}
 }

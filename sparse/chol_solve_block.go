@@ -79,19 +79,7 @@ func (f *Factor) solveInterleaved(y []float64, nrhs int) {
 	}
 	sc := &s.sched
 	p := f.plan()
-	recs, tmps := p.recs, p.tmps
-	if nrhs > 1 {
-		if len(p.recsB) < len(p.recs)*nrhs {
-			p.recsB = make([]float64, len(p.recs)*nrhs)
-		}
-		if len(p.tmpsB) != len(p.tmps) || len(p.tmpsB[0]) < s.maxUpdate*nrhs {
-			p.tmpsB = make([][]float64, len(p.tmps))
-			for w := range p.tmpsB {
-				p.tmpsB[w] = make([]float64, s.maxUpdate*nrhs)
-			}
-		}
-		recs, tmps = p.recsB[:len(p.recs)*nrhs], p.tmpsB
-	}
+	recs, tmps := p.buffers(nrhs, s.maxUpdate)
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
 			f.forwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, tmps[w], nrhs, p, recs)
@@ -130,10 +118,10 @@ func (f *Factor) solveInterleaved(y []float64, nrhs int) {
 
 // forwardRangeBlock performs the forward steps of supernodes t0, ..., t1-1 for nrhs
 // interleaved right-hand sides, with the backend's native kernels when it has them (one
-// right-hand side: forwardRange, whose records are p.recs).
+// right-hand side: forwardRange).
 func (f *Factor) forwardRangeBlock(be kernels.Backend, t0, t1 int, y, tmp []float64, nrhs int, p *solvePlan, recs []float64) {
 	if nrhs == 1 {
-		f.forwardRange(be, t0, t1, y, tmp, p)
+		f.forwardRange(be, t0, t1, y, tmp, p, recs)
 		return
 	}
 	if nat, ok := be.(kernels.SupernodalBlockSolver); ok {

@@ -15,13 +15,26 @@ import (
 // every entry of y receives exactly the subtractions of the sequential solve in the same order:
 // the result is bit-identical to the sequential solve, whatever the number of workers.
 type solvePlan struct {
-	rootOf []int32 // subtree root of each supernode, -1 for top supernodes
-	split  []int32 // per supernode: index of its first below-row above its subtree root
-	recOff []int64 // per supernode: offset of its recorded top-row updates
-	recs   []float64
-	tmps   [][]float64 // per-worker gather buffers
-	recsB  []float64   // recs for block solves (recOff counts rows: nrhs values per row)
-	tmpsB  [][]float64 // per-worker gather buffers of block solves
+	rootOf []int32     // subtree root of each supernode, -1 for top supernodes
+	split  []int32     // per supernode: index of its first below-row above its subtree root
+	recOff []int64     // per supernode: offset (in rows) of its recorded top-row updates
+	recs   []float64   // the records, nrhs values per row (grown for the widest block solved)
+	tmps   [][]float64 // per-worker gather buffers (as recs)
+}
+
+// buffers returns the records and the per-worker gather buffers for nrhs right-hand sides,
+// growing them on the first solve of a wider block.
+func (p *solvePlan) buffers(nrhs, maxUpdate int) (recs []float64, tmps [][]float64) {
+	nr := int(p.recOff[len(p.recOff)-1]) * nrhs
+	if cap(p.recs) < nr {
+		p.recs = make([]float64, nr)
+	}
+	for w := range p.tmps {
+		if cap(p.tmps[w]) < maxUpdate*nrhs {
+			p.tmps[w] = make([]float64, maxUpdate*nrhs)
+		}
+	}
+	return p.recs[:nr], p.tmps
 }
 
 func (f *Factor) plan() *solvePlan {
@@ -57,11 +70,7 @@ func (f *Factor) plan() *solvePlan {
 		}
 		p.recOff[t+1] = p.recOff[t] + int64(n)
 	}
-	p.recs = make([]float64, p.recOff[s.ns])
 	p.tmps = make([][]float64, len(sc.subtrees))
-	for w := range p.tmps {
-		p.tmps[w] = make([]float64, s.maxUpdate)
-	}
 	f.sp = p
 	return p
 }

@@ -318,12 +318,9 @@ func medianRun(runs []benchRun) benchRun {
 		}
 		return r.FitSeconds
 	}
-	order := make([]int, len(runs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(key(runs[a]), key(runs[b])) })
-	med := runs[order[(len(runs)-1)/2]]
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b benchRun) int { return cmp.Compare(key(a), key(b)) })
+	med := sorted[(len(sorted)-1)/2]
 	med.FitRuns, med.RatioRuns = nil, nil
 	for _, r := range runs {
 		med.FitRuns = append(med.FitRuns, r.FitSeconds)
@@ -484,14 +481,7 @@ func writeBenchTable(w io.Writer, runs []benchRun) {
 		if len(r.FitRuns) > 1 {
 			fmt.Fprintf(&b, "\nn = %d %s: %d runs, the median shown; fit %s s", r.N, r.Method, len(r.FitRuns), secList(r.FitRuns))
 			if len(r.RatioRuns) > 0 {
-				b.WriteString("; gen/fit")
-				for i, v := range r.RatioRuns {
-					sep := ","
-					if i == 0 {
-						sep = ""
-					}
-					fmt.Fprintf(&b, "%s %.0f%%", sep, 100*v)
-				}
+				b.WriteString("; gen/fit " + bench.PercentList(r.RatioRuns))
 			}
 			b.WriteString("\n")
 		}

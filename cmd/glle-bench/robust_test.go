@@ -25,9 +25,10 @@ import (
 //
 // A run whose files differ is run again with the same arguments, and if that does not clear
 // the difference, the reference run too. A difference that survives both reruns depends on
-// the arguments (the worker count) and fails the test. One that a rerun clears is a one-off. Twice in about 610 repetitions of this test (once
-// in CI, once here under heavy load), one generate process (-workers 3 both times) wrote
-// both its generations differently from every other process. No instrumented experiment
+// the arguments (the worker count) and fails the test. One that a rerun clears is a one-off.
+// Twice in about 610 repetitions of this test (once in CI, once here under heavy load), one
+// generate process (-workers 3 both times) wrote both its generations differently from every
+// other process. No instrumented experiment
 // reproduced it in over 10,000 generate runs: randomised goroutine start delays, GOGC=1,
 // the race detector, concurrent and misaligned OpenBLAS calls. One such rerun-cleared
 // difference per test run is logged with its size; a second fails the test.

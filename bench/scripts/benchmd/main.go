@@ -620,11 +620,7 @@ func repeatNote(r *run) string {
 	if len(r.RatioRuns) < 2 {
 		return ""
 	}
-	v := make([]string, len(r.RatioRuns))
-	for i, x := range r.RatioRuns {
-		v[i] = fmt.Sprintf("%.0f%%", 100*x)
-	}
-	return fmt.Sprintf(" (the median of %d runs: %s)", len(v), strings.Join(v, ", "))
+	return fmt.Sprintf(" (the median of %d runs: %s)", len(r.RatioRuns), bench.PercentList(r.RatioRuns))
 }
 
 func medianNote(p *peer) string {
