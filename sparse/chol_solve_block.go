@@ -195,8 +195,18 @@ func (f *Factor) forwardNodeBlock(t int, y, tmp []float64, nrhs, from int, rec [
 func (f *Factor) backwardNodeBlock(t int, y, tmp []float64, nrhs int) {
 	c0, w, rows, p := f.solvePanel(t)
 	xc := y[c0*nrhs : (c0+w)*nrhs]
-	for k, row := range rows {
-		blockSubtract(xc, p[(w+k)*w:(w+k)*w+w], y[int(row)*nrhs:int(row)*nrhs+nrhs])
+	if nrhs <= 4 {
+		// Last row to first, each from its end (see backwardNode): at n = 100k 9% and 7%
+		// faster than first to last for 2 and 4 right-hand sides (benchstat, 6 runs); for 8
+		// the descending order was 25-37% slower.
+		for k := len(rows) - 1; k >= 0; k-- {
+			row := int(rows[k])
+			blockSubtract(xc, p[(w+k)*w:(w+k)*w+w], y[row*nrhs:row*nrhs+nrhs])
+		}
+	} else {
+		for k, row := range rows {
+			blockSubtract(xc, p[(w+k)*w:(w+k)*w+w], y[int(row)*nrhs:int(row)*nrhs+nrhs])
+		}
 	}
 	v := tmp[:nrhs]
 	for i := w - 1; i >= 0; i-- {
@@ -266,14 +276,16 @@ func blockSubtract(x, lk, yr []float64) {
 	switch nrhs {
 	case 2:
 		y0, y1 := yr[0], yr[1]
-		for j, v := range lk {
+		for j := len(lk) - 1; j >= 0; j-- {
+			v := lk[j]
 			xj := (*[2]float64)(x[2*j:])
 			xj[0] -= v * y0
 			xj[1] -= v * y1
 		}
 	case 4:
 		y0, y1, y2, y3 := yr[0], yr[1], yr[2], yr[3]
-		for j, v := range lk {
+		for j := len(lk) - 1; j >= 0; j-- {
+			v := lk[j]
 			xj := (*[4]float64)(x[4*j:])
 			xj[0] -= v * y0
 			xj[1] -= v * y1

@@ -141,19 +141,14 @@ func (f *Factor) backwardNode(bl blas.Float64, t int, y, tmp []float64) {
 	mu := len(rows)
 	xc := y[c0 : c0+w]
 	if w < solveBLASWidth {
-		for k, r := range rows {
-			li := p[(w+k)*w : (w+k)*w+w]
-			yr := y[r]
-			for j, l := range li {
-				xc[j] -= l * yr
-			}
+		// Last row to first and each row from its end, as the C kernel: one descending
+		// stream through the panel for the prefetcher.
+		for k := mu - 1; k >= 0; k-- {
+			axpyDown(xc, p[(w+k)*w:(w+k)*w+w], -y[rows[k]])
 		}
 		for i := w - 1; i >= 0; i-- {
 			xc[i] /= p[i*w+i]
-			v := xc[i]
-			for j, l := range p[i*w : i*w+i] {
-				xc[j] -= l * v
-			}
+			axpyDown(xc[:i], p[i*w:i*w+i], -xc[i])
 		}
 		return
 	}
@@ -165,4 +160,12 @@ func (f *Factor) backwardNode(bl blas.Float64, t int, y, tmp []float64) {
 		bl.Dgemv(blas.Trans, mu, w, -1, p[w*w:], w, tv, 1, 1, xc, 1)
 	}
 	bl.Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, w, p, w, xc, 1)
+}
+
+// axpyDown adds a x[j] to y[j] for j = len(y)-1 down to 0 (len(x) >= len(y)).
+func axpyDown(y, x []float64, a float64) {
+	x = x[:len(y)]
+	for j := len(y) - 1; j >= 0; j-- {
+		y[j] += a * x[j]
+	}
 }
