@@ -30,3 +30,36 @@ func TestCoreSwitchRespectsEnv(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+// TestRecordArgs checks the forward solves' record-array check: nil arrays pass through as nil
+// pointers, arrays long enough for t1 supernodes and nrhs values per recorded row are accepted,
+// and each too-short array panics with the caller's message.
+func TestRecordArgs(t *testing.T) {
+	if sp, ro, rc := recordArgs(nil, nil, nil, 3, 2, "m"); sp != nil || ro != nil || rc != nil {
+		t.Errorf("nil records: got non-nil pointers")
+	}
+	split := []int32{0, 1, 0}
+	recOff := []int64{0, 1, 3, 3} // 3 recorded rows below t1 = 3
+	if sp, ro, rc := recordArgs(split, recOff, make([]float64, 6), 3, 2, "m"); sp == nil || ro == nil || rc == nil {
+		t.Errorf("valid records: got a nil pointer")
+	}
+	for _, c := range []struct {
+		name   string
+		split  []int32
+		recOff []int64
+		recs   int
+	}{
+		{"split", split[:2], recOff, 6},
+		{"recOff", split, recOff[:3], 6},
+		{"recs", split, recOff, 5}, // 3 rows x 2 right-hand sides need 6
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != "too short" {
+					t.Errorf("%s too short: recover() = %v, want the panic message", c.name, r)
+				}
+			}()
+			recordArgs(c.split, c.recOff, make([]float64, c.recs), 3, 2, "too short")
+		}()
+	}
+}

@@ -116,18 +116,7 @@ func (openblas) ForwardSupernodes(s *kernels.Supernodes, y, tmp []float64, t0, t
 		return
 	}
 	checkSupernodes(s, y, tmp, t0, t1)
-	var sp *C.int32_t
-	var ro *C.int64_t
-	var rc *C.double
-	if split != nil {
-		if len(split) < t1 || len(recOff) < t1+1 || int64(len(recs)) < recOff[t1] {
-			panic("cgo: ForwardSupernodes record arrays too short")
-		}
-		sp, ro = (*C.int32_t)(unsafe.Pointer(&split[0])), (*C.int64_t)(unsafe.Pointer(&recOff[0]))
-		if len(recs) > 0 {
-			rc = (*C.double)(unsafe.Pointer(&recs[0]))
-		}
-	}
+	sp, ro, rc := recordArgs(split, recOff, recs, t1, 1, "cgo: ForwardSupernodes record arrays too short")
 	C.glle_sn_forward(lxPtr(s), (*C.int64_t)(unsafe.Pointer(&s.LXPtr[0])), (*C.int32_t)(unsafe.Pointer(&s.First[0])),
 		(*C.int64_t)(unsafe.Pointer(&s.RowPtr[0])), rowsPtr(s), (*C.double)(unsafe.Pointer(&y[0])), tmpPtr(tmp),
 		C.int(t0), C.int(t1), sp, ro, rc)
@@ -171,6 +160,23 @@ func rowsPtr(s *kernels.Supernodes) *C.int32_t {
 		return nil
 	}
 	return (*C.int32_t)(unsafe.Pointer(&s.Rows[0]))
+}
+
+// recordArgs checks the forward solve's record arrays (split and recOff for supernodes below
+// t1, nrhs values per recorded row) and returns them as C pointers, all nil when split is nil.
+// It panics with msg when they are too short.
+func recordArgs(split []int32, recOff []int64, recs []float64, t1, nrhs int, msg string) (*C.int32_t, *C.int64_t, *C.double) {
+	if split == nil {
+		return nil, nil, nil
+	}
+	if len(split) < t1 || len(recOff) < t1+1 || int64(len(recs)) < recOff[t1]*int64(nrhs) {
+		panic(msg)
+	}
+	var rc *C.double
+	if len(recs) > 0 {
+		rc = (*C.double)(unsafe.Pointer(&recs[0]))
+	}
+	return (*C.int32_t)(unsafe.Pointer(&split[0])), (*C.int64_t)(unsafe.Pointer(&recOff[0])), rc
 }
 
 func tmpPtr(tmp []float64) *C.double {

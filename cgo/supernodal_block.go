@@ -232,18 +232,7 @@ func (openblas) ForwardSupernodesBlock(s *kernels.Supernodes, y, tmp []float64, 
 		return
 	}
 	checkSupernodesBlock(s, y, tmp, nrhs, t0, t1)
-	var sp *C.int32_t
-	var ro *C.int64_t
-	var rc *C.double
-	if split != nil {
-		if len(split) < t1 || len(recOff) < t1+1 || int64(len(recs)) < recOff[t1]*int64(nrhs) {
-			panic("cgo: ForwardSupernodesBlock record arrays too short")
-		}
-		sp, ro = (*C.int32_t)(unsafe.Pointer(&split[0])), (*C.int64_t)(unsafe.Pointer(&recOff[0]))
-		if len(recs) > 0 {
-			rc = (*C.double)(unsafe.Pointer(&recs[0]))
-		}
-	}
+	sp, ro, rc := recordArgs(split, recOff, recs, t1, nrhs, "cgo: ForwardSupernodesBlock record arrays too short")
 	C.glle_sn_forward_block(lxPtr(s), (*C.int64_t)(unsafe.Pointer(&s.LXPtr[0])), (*C.int32_t)(unsafe.Pointer(&s.First[0])),
 		(*C.int64_t)(unsafe.Pointer(&s.RowPtr[0])), rowsPtr(s), (*C.double)(unsafe.Pointer(&y[0])), tmpPtr(tmp),
 		C.int(nrhs), C.int(t0), C.int(t1), sp, ro, rc)
