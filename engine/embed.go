@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"glle/kernels"
+	"glle/parallel"
 )
 
 // embedCache owns what the linear embedding reuses between the fit and every generation.
@@ -27,6 +28,31 @@ func newEmbedCache(m *Model, s Solver) *embedCache {
 		s = SolverDense // Lanczos needs more room than a tiny problem has (robustness, issue 6)
 	}
 	return &embedCache{m: m, solver: s}
+}
+
+// start begins the sparse path's pattern and analysis before the weights exist (see
+// sparseEmbed.start) when there are at least two workers; the dense solver has nothing to
+// prepare.
+func (c *embedCache) start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.solver == SolverDense {
+		return nil
+	}
+	c.sp = newSparseEmbed(c.m)
+	if parallel.Workers(c.m.st.workers) < 2 {
+		return nil // one worker: the analysis runs in turn, inside embed
+	}
+	return c.sp.start(ctx)
+}
+
+// stop cancels and waits for an analysis that start began and no embed took.
+func (c *embedCache) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sp != nil {
+		c.sp.stop()
+	}
 }
 
 // autoDenseN is the largest n for which SolverAuto uses the dense solver: the Lanczos basis of

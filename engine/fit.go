@@ -51,6 +51,44 @@ type state struct {
 	genW  []float64
 }
 
+// analysisDone returns the channel that closes when the sparse analysis running beside the
+// fit ends (nil when none runs).
+func (st *state) analysisDone() <-chan struct{} {
+	if st.emb == nil || st.emb.sp == nil || st.emb.sp.pend == nil {
+		return nil
+	}
+	return st.emb.sp.pend.done
+}
+
+// fgWorkers is the number of workers of a foreground stage: one fewer than workers while the
+// analysis runs beside it (see embedCache.start).
+func (st *state) fgWorkers() int {
+	w := parallel.Workers(st.workers)
+	if done := st.analysisDone(); done != nil && w > 1 {
+		select {
+		case <-done:
+		default:
+			return w - 1
+		}
+	}
+	return w
+}
+
+// pointChunk is the number of points a weight-stage worker claims at a time while the
+// analysis runs beside the stage (parallel.ForJoin).
+const pointChunk = 4096
+
+// forWeights runs fn over contiguous ranges of [0, n) for the per-point weight stages: with
+// parallel.For, or, while the sparse analysis runs beside the fit, with parallel.ForJoin, so
+// that the analysis keeps a core to itself and that core helps once it is done. fn writes
+// per-point results and per-worker integer counts only.
+func (st *state) forWeights(ctx context.Context, n int, fn func(ctx context.Context, w, lo, hi int) error) error {
+	if done := st.analysisDone(); done != nil {
+		return parallel.ForJoin(ctx, n, pointChunk, st.workers, done, fn)
+	}
+	return parallel.For(ctx, n, st.workers, fn)
+}
+
 // pointFunc processes points [lo, hi) with worker-owned scratch ws.
 type pointFunc func(ctx context.Context, ws *work, lo, hi int) error
 
@@ -182,6 +220,13 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	m.Report.stage("knn", t0)
 	prog(Progress{Stage: "knn", Final: true})
 
+	// The sparse path's ordering and symbolic analysis need only the kNN graph: they run on
+	// their own goroutine beside the weight stages (embedCache.start).
+	m.st.emb = newEmbedCache(m, s.Solver)
+	if err := m.st.emb.start(ctx); err != nil {
+		return nil, err
+	}
+	defer m.st.emb.stop()
 	switch s.Method {
 	case EMPaper:
 		err = m.fitEMPaper(ctx, s, prog)
@@ -192,7 +237,6 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 		return nil, err
 	}
 	// Base embedding: the linear embedding of the mean weights (Section V).
-	m.st.emb = newEmbedCache(m, s.Solver)
 	Y, vals, er, err := m.st.emb.embed(ctx, m.Weights, nil, prog, &m.Report)
 	m.st.memCheck = false
 	if err != nil {
@@ -248,9 +292,13 @@ func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool)
 	}
 	type counts struct{ zero, extra, fallback int }
 	part := make([]counts, parallel.Workers(m.st.workers))
+	wss := make([]*work, len(part)) // one workspace per worker, made on its first range
 	x := m.st.x
-	err := parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
-		ws := newWork(k, d)
+	err := m.st.forWeights(ctx, n, func(ctx context.Context, w, lo, hi int) error {
+		if wss[w] == nil {
+			wss[w] = newWork(k, d)
+		}
+		ws := wss[w]
 		c := &part[w]
 		for i := lo; i < hi; i++ {
 			if (i-lo)&4095 == 0 {

@@ -267,15 +267,3 @@ func checkMemory(e MemoryEstimate, limit int64) error {
 	return inputErr("the fit of n = %d points (d = %d, k = %d, method %s) needs about %s (%s), more than the memory limit of %s: raise the limit (-max-mem / Settings.MaxMemory), use fewer points or a smaller k",
 		e.N, e.D, e.K, e.Method, e.String(), what, FormatBytes(limit))
 }
-
-// refineMemory re-estimates the fit's memory with the exact nnz(M) and nnz(L) of the symbolic
-// analysis and checks it against the fit's limit before the numeric factorization. Models
-// without a limit (restored ones) only record nothing.
-func (m *Model) refineMemory(nnzM, nnzL int64) error {
-	if !m.st.memCheck {
-		return nil
-	}
-	e := estimateMemory(m.N, m.D, m.K, m.Dim, m.Method, SolverSparse, nnzM, nnzL)
-	m.Report.Memory = &e
-	return checkMemory(e, m.st.memLimit)
-}

@@ -53,7 +53,9 @@ type Report struct {
 
 	// Stages lists every stage in execution order with its wall time. In the reports of Fit
 	// and Generate the last, "other", holds the rest of the call's wall time, so that the
-	// stages add up to it.
+	// foreground stages (Background false) add up to it. Background stages ran on their own
+	// goroutine beside the foreground ones: the ordering and symbolic analysis, which a fit
+	// runs beside its weight stages and then waits for ("analysis wait").
 	Stages []StageTime `json:"stages"`
 
 	// EMIterations is the number of EM iterations run (EM methods).
@@ -87,6 +89,9 @@ type Report struct {
 type StageTime struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
+	// Background marks a stage that ran beside the foreground stages rather than between
+	// them: it is not part of the call's wall time partition.
+	Background bool `json:"background,omitempty"`
 }
 
 // SigmaStats summarises the EM variances.
@@ -120,13 +125,15 @@ func (r *Report) stage(name string, start time.Time) {
 	r.Stages = append(r.Stages, StageTime{Name: name, Seconds: time.Since(start).Seconds()})
 }
 
-// closeStages appends the stage "other": the wall time since start not covered by the stages
-// so far (data preparation, the factor's allocation, moving vectors in and out of the sparse
-// solver's order, ...), so that the stages add up to the call's wall time.
+// closeStages appends the stage "other": the wall time since start not covered by the
+// foreground stages so far (data preparation, moving vectors in and out of the sparse
+// solver's order, ...), so that the foreground stages add up to the call's wall time.
 func (r *Report) closeStages(start time.Time) {
 	sum := 0.0
 	for _, st := range r.Stages {
-		sum += st.Seconds
+		if !st.Background {
+			sum += st.Seconds
+		}
 	}
 	r.Stages = append(r.Stages, StageTime{Name: "other", Seconds: max(0, time.Since(start).Seconds()-sum)})
 }

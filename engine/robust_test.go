@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -430,5 +431,28 @@ func TestCancelFactorization(t *testing.T) {
 	X, _ := bench.SwissRoll(200000, 1)
 	if dt := cancelAt(t, X, Settings{MaxMemory: -1}, "eigensolve", 150*time.Millisecond); dt > time.Second {
 		t.Errorf("factorization returned %v after the cancellation", dt)
+	}
+}
+
+// TestCancelDuringBackgroundAnalysis: cancelling a fit during its weight stage, while the
+// ordering and symbolic analysis run on their own goroutine, returns in 1 s and leaves no
+// goroutine of the fit behind.
+func TestCancelDuringBackgroundAnalysis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	X, _ := bench.SwissRoll(200000, 2)
+	before := runtime.NumGoroutine()
+	if dt := cancelAt(t, X, Settings{MaxMemory: -1}, "weights", 10*time.Millisecond); dt > time.Second {
+		t.Errorf("fit returned %v after the cancellation", dt)
+	}
+	// Fit waits for its goroutines before returning; the runtime may take a moment to retire
+	// them (the errgroup's and the test's own cancel goroutine have exited by now).
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Errorf("%d goroutines after the cancelled fit, %d before", g, before)
 	}
 }

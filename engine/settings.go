@@ -119,7 +119,8 @@ type Settings struct {
 	// Solver is the eigensolver. Default SolverAuto (sparse).
 	Solver Solver
 	// Workers is the number of worker goroutines. Default runtime.GOMAXPROCS(0).
-	// Results are bit-identical for every value.
+	// Results are bit-identical for every value. With two or more, Fit runs the sparse
+	// solver's ordering and symbolic analysis on one of them beside the weight stages.
 	Workers int
 	// Seed keys the random draws made during the fit (EMPaper samples weights in every
 	// iteration, as Alg. 1 does). Default 0. Generations take their own seed.

@@ -3,6 +3,8 @@ package parallel
 import (
 	"context"
 	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -88,4 +90,59 @@ func NumChunks(n, size int) int {
 		return 0
 	}
 	return (n + size - 1) / size
+}
+
+// ForJoin is For for a pool that one goroutine joins late: workers-1 goroutines start at once
+// and the last waits until join is closed (or the context is done). Every goroutine claims
+// contiguous chunks of size indices, in increasing order, from a shared counter until none is
+// left, calling fn(worker, lo, hi) once per chunk; a goroutine that joins after the last
+// chunk was claimed does nothing, and the pool does not wait for join once every chunk is
+// claimed. A caller uses it to leave a core to a job running beside
+// the pool and to have that core help once the job is done. Which worker processes a chunk
+// depends on timing: fn must write only per-index results (or reduce in an order-independent
+// way, such as integer counts). With workers = 1, or join nil or already closed, every worker
+// starts at once.
+func ForJoin(ctx context.Context, n, size, workers int, join <-chan struct{}, fn func(ctx context.Context, worker, lo, hi int) error) error {
+	if size < 1 {
+		panic("parallel: chunk size < 1")
+	}
+	if n <= 0 {
+		return ctx.Err()
+	}
+	workers = min(Workers(workers), NumChunks(n, size))
+	if workers == 1 {
+		join = nil // a single worker must not wait for anything
+	}
+	var next atomic.Int64
+	claimed := make(chan struct{}) // closed when every chunk has been claimed
+	var once sync.Once
+	g, gctx := errgroup.WithContext(ctx)
+	for w := 0; w < workers; w++ {
+		w := w
+		g.Go(func() error {
+			if w == workers-1 && join != nil {
+				select {
+				case <-join:
+				case <-claimed: // nothing left to help with
+					return nil
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			for {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				lo := int(next.Add(int64(size))) - size
+				if lo >= n {
+					once.Do(func() { close(claimed) })
+					return nil
+				}
+				if err := fn(gctx, w, lo, min(lo+size, n)); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return g.Wait()
 }

@@ -3,31 +3,44 @@ package parallel
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
+
+// coversOnce runs a pool over n indices with w workers through run, checks the worker index
+// and the range of every call with ok, and fails unless every index was visited exactly once.
+func coversOnce(t *testing.T, n, w int, ok func(worker, lo, hi int) bool,
+	run func(fn func(ctx context.Context, worker, lo, hi int) error) error) {
+	t.Helper()
+	seen := make([]int32, n)
+	err := run(func(_ context.Context, worker, lo, hi int) error {
+		if worker < 0 || worker >= w || !ok(worker, lo, hi) {
+			t.Errorf("n=%d w=%d: worker %d, range [%d, %d) out of bounds", n, w, worker, lo, hi)
+		}
+		for i := lo; i < hi; i++ {
+			atomic.AddInt32(&seen[i], 1)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range seen {
+		if c != 1 {
+			t.Fatalf("n=%d w=%d: index %d seen %d times", n, w, i, c)
+		}
+	}
+}
 
 func TestForCoversEachIndexOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 7, 100, 1001} {
 		for _, w := range []int{1, 2, 3, 7, 16} {
-			seen := make([]int32, n)
-			err := For(context.Background(), n, w, func(_ context.Context, worker, lo, hi int) error {
-				if worker < 0 || worker >= w {
-					t.Errorf("worker %d out of range", worker)
-				}
-				for i := lo; i < hi; i++ {
-					atomic.AddInt32(&seen[i], 1)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, s := range seen {
-				if s != 1 {
-					t.Fatalf("n=%d w=%d: index %d seen %d times", n, w, i, s)
-				}
-			}
+			coversOnce(t, n, w, func(_, lo, hi int) bool { return lo < hi },
+				func(fn func(context.Context, int, int, int) error) error {
+					return For(context.Background(), n, w, fn)
+				})
 		}
 	}
 }
@@ -79,5 +92,82 @@ func TestForPropagatesErrorAndCancels(t *testing.T) {
 	cancel()
 	if err := For(ctx, 10, 2, func(context.Context, int, int, int) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: got %v", err)
+	}
+}
+
+func TestForJoinCoversEachIndexOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 65, 1001} {
+		for _, w := range []int{1, 2, 3, 7} {
+			for _, closed := range []bool{false, true} {
+				join := make(chan struct{})
+				if closed {
+					close(join)
+				} else {
+					go close(join)
+				}
+				coversOnce(t, n, w, func(_, lo, hi int) bool { return lo%64 == 0 && lo < hi && hi-lo <= 64 },
+					func(fn func(context.Context, int, int, int) error) error {
+						return ForJoin(context.Background(), n, 64, w, join, fn)
+					})
+			}
+		}
+	}
+}
+
+// TestForJoinLateWorker checks that the last worker starts only once join is closed (and then
+// helps), and that a context cancelled while it waits ends the pool with the context's error.
+func TestForJoinLateWorker(t *testing.T) {
+	join := make(chan struct{})
+	var early, late atomic.Int32
+	var closed atomic.Bool
+	err := ForJoin(context.Background(), 64*100, 64, 2, join, func(_ context.Context, worker, lo, hi int) error {
+		if worker == 1 {
+			if !closed.Load() {
+				t.Error("the late worker ran before join was closed")
+			}
+			late.Add(1)
+			return nil
+		}
+		if early.Add(1) == 10 { // let the late worker in after 10 chunks
+			closed.Store(true)
+			close(join)
+			for late.Load() == 0 { // wait until it has taken a chunk: it does help
+				runtime.Gosched()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, l := early.Load(), late.Load(); e+l != 100 || l == 0 {
+		t.Errorf("chunks: %d by the first worker, %d by the late one (want 100 in all, some late)", e, l)
+	}
+
+	// A join that never closes does not hold the pool once the other workers have claimed
+	// every chunk.
+	never := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- ForJoin(context.Background(), 64*10, 64, 3, never, func(context.Context, int, int, int) error { return nil })
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ForJoin waited for a join that never came after every chunk was done")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	err = ForJoin(ctx, 64*4, 64, 2, never, func(_ context.Context, worker, lo, hi int) error {
+		if worker == 0 && lo == 0 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled while the late worker waited: err = %v", err)
 	}
 }

@@ -75,6 +75,7 @@ type figRun struct {
 	fits  int
 	gens  int
 	stage map[string]float64
+	bg    map[string]bool // background stages (engine.StageTime.Background)
 	order []string
 	study studyCache // generations reused by Figs. 5 and 6 (analysis.go)
 }
@@ -89,6 +90,7 @@ func (r *figRun) addStages(st []engine.StageTime, gen bool) {
 			r.order = append(r.order, name)
 		}
 		r.stage[name] += s.Seconds
+		r.bg[name] = s.Background
 	}
 }
 
@@ -263,7 +265,7 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	}
 	prog := newProgress(e.stderr, e.tty && !c.quiet)
 	defer prog.close()
-	r := &figRun{c: c, prog: prog, data: map[string]*figData{}, stage: map[string]float64{}}
+	r := &figRun{c: c, prog: prog, data: map[string]*figData{}, stage: map[string]float64{}, bg: map[string]bool{}}
 	var figSec []engine.StageTime
 	for _, j := range jobs {
 		if !c.figs[j.fig] {
@@ -292,7 +294,7 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 		sum := summary{Command: "figures", N: c.n, D: 3, K: c.k, P: 2, Solver: solverName(c.solver),
 			WallSeconds: time.Since(start).Seconds(), PeakRSSBytes: peakRSS(), Outputs: out.files}
 		for _, name := range r.order {
-			sum.Stages = append(sum.Stages, engine.StageTime{Name: name, Seconds: r.stage[name]})
+			sum.Stages = append(sum.Stages, engine.StageTime{Name: name, Seconds: r.stage[name], Background: r.bg[name]})
 		}
 		sum.Stages = append(sum.Stages, figSec...)
 		sum.write(e.stderr)

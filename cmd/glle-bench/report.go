@@ -36,20 +36,21 @@ type progress struct {
 }
 
 var stageLabels = map[string]string{
-	"knn":        "kNN graph",
-	"weights":    "weights",
-	"em":         "EM",
-	"assemble":   "M assembly",
-	"analyze":    "ordering+symbolic",
-	"ordering":   "ordering",
-	"symbolic":   "symbolic",
-	"factor":     "factorization",
-	"direct":     "direct-sampling factors",
-	"restore":    "restore",
-	"eigensolve": "eigensolve",
-	"generate":   "generation",
-	"draw":       "weight draws",
-	"other":      "other",
+	"knn":           "kNN graph",
+	"weights":       "weights",
+	"em":            "EM",
+	"assemble":      "M assembly",
+	"analyze":       "ordering+symbolic",
+	"ordering":      "ordering",
+	"symbolic":      "symbolic",
+	"analysis wait": "analysis wait",
+	"factor":        "factorization",
+	"direct":        "direct-sampling factors",
+	"restore":       "restore",
+	"eigensolve":    "eigensolve",
+	"generate":      "generation",
+	"draw":          "weight draws",
+	"other":         "other",
 }
 
 func stageLabel(s string) string {
@@ -223,6 +224,7 @@ const genStagePrefix = "generations "
 // genStagePrefix.
 func (s *summary) addGenStages() {
 	sums := map[string]float64{}
+	bg := map[string]bool{}
 	var order []string
 	for _, g := range s.Generations {
 		for _, st := range g.Stages {
@@ -230,10 +232,11 @@ func (s *summary) addGenStages() {
 				order = append(order, st.Name)
 			}
 			sums[st.Name] += st.Seconds
+			bg[st.Name] = st.Background
 		}
 	}
 	for _, name := range order {
-		s.Stages = append(s.Stages, engine.StageTime{Name: genStagePrefix + name, Seconds: sums[name]})
+		s.Stages = append(s.Stages, engine.StageTime{Name: genStagePrefix + name, Seconds: sums[name], Background: bg[name]})
 	}
 }
 
@@ -263,6 +266,9 @@ func (s *summary) write(w io.Writer) {
 				b.WriteString(",")
 			}
 			fmt.Fprintf(&b, " %s %.3fs", stageLabel(st.Name), st.Seconds)
+			if st.Background {
+				b.WriteString(" (background)")
+			}
 		}
 		b.WriteString("\n")
 	}

@@ -510,7 +510,8 @@ func build(in, notes string) (string, error) {
 
 	// ---- sweep
 	w("\n## End-to-end scaling (glle-bench bench)\n\n")
-	w("Swiss roll, k = 10, p = 2, all cores; each run a separate child process (peak RSS = its VmHWM).\n\n")
+	w("Swiss roll, k = 10, p = 2, all cores; each run a separate child process (peak RSS = its VmHWM).\n")
+	w("The ordering and symbolic columns ran in the background, beside the weights, EM and M assembly (M's pattern depends only on the kNN graph); \"analysis wait\" is the time the fit then waited for them. Every other column is foreground time: those add up to the fit total.\n\n")
 	w("LLE sweep started %s, load average at start %s, at end %s:\n\n", sl.Started.Format(time.RFC3339), sl.LoadStart, sl.LoadEnd)
 	scalingTable(&b, sl.Runs)
 	if sp != nil {
