@@ -33,7 +33,7 @@ func newEmbedCache(m *Model, s Solver) *embedCache {
 // start begins the sparse path's pattern and analysis before the weights exist (see
 // sparseEmbed.start) when there are at least two workers; the dense solver has nothing to
 // prepare.
-func (c *embedCache) start(ctx context.Context) error {
+func (c *embedCache) start(ctx context.Context, prog func(Progress)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.solver == SolverDense {
@@ -43,7 +43,7 @@ func (c *embedCache) start(ctx context.Context) error {
 	if parallel.Workers(c.m.st.workers) < 2 {
 		return nil // one worker: the analysis runs in turn, inside embed
 	}
-	return c.sp.start(ctx)
+	return c.sp.start(ctx, prog)
 }
 
 // stop cancels and waits for an analysis that start began and no embed took.

@@ -223,7 +223,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	// The sparse path's ordering and symbolic analysis need only the kNN graph: they run on
 	// their own goroutine beside the weight stages (embedCache.start).
 	m.st.emb = newEmbedCache(m, s.Solver)
-	if err := m.st.emb.start(ctx); err != nil {
+	if err := m.st.emb.start(ctx, prog); err != nil {
 		return nil, err
 	}
 	defer m.st.emb.stop()

@@ -138,10 +138,12 @@ type Settings struct {
 
 // Progress reports the state of a long run.
 type Progress struct {
-	Stage string // "knn", "weights", "em", "direct", "assemble", "analyze", "eigensolve"
-	Done  int    // units done (EM iterations, generations); 0 at a stage's start
-	Total int    // units in all, or 0 when the stage has no count
-	Final bool   // the stage has finished
+	// Stage is "knn", "pattern" (M's pattern, built before the weights when the analysis
+	// runs beside them), "weights", "em", "direct", "assemble", "analyze" or "eigensolve".
+	Stage string
+	Done  int  // units done (EM iterations, generations); 0 at a stage's start
+	Total int  // units in all, or 0 when the stage has no count
+	Final bool // the stage has finished
 }
 
 // withDefaults returns s with zero fields replaced by their documented defaults.

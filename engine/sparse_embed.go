@@ -47,10 +47,12 @@ type pendingAnalysis struct {
 // the weight stages: the analysis is sequential (at n = 200k about 0.7 s on one core, the
 // longest serial part of a fit), and the weight stages leave it a core until it is done
 // (state.forWeights). solve waits for it; stop cancels it.
-func (s *sparseEmbed) start(ctx context.Context) error {
+func (s *sparseEmbed) start(ctx context.Context, prog func(Progress)) error {
+	prog(Progress{Stage: "pattern"})
 	if err := s.pattern(ctx); err != nil {
 		return err
 	}
+	prog(Progress{Stage: "pattern", Final: true})
 	s.launch(ctx)
 	return nil
 }

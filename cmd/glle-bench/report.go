@@ -39,6 +39,7 @@ var stageLabels = map[string]string{
 	"knn":           "kNN graph",
 	"weights":       "weights",
 	"em":            "EM",
+	"pattern":       "M pattern",
 	"assemble":      "M assembly",
 	"analyze":       "ordering+symbolic",
 	"ordering":      "ordering",
