@@ -57,9 +57,10 @@ bench: deps
 
 # benchmarks-md: regenerate BENCHMARKS.md (never hand-typed numbers) from out/bench/: the
 # outputs of `make bench`, and the end-to-end sweep of glle-bench bench, which
-# bench/scripts/sweep.sh runs first when its JSON is missing (or SWEEP=1; ~10-15 minutes on 2
-# cores: lle at 10k, 100k, 200k, 1M, 2M; em and direct with three generations at 200k and 1M,
-# three runs each, the median reported).
+# bench/scripts/sweep.sh runs first when its JSON is missing (or SWEEP=1; ~15-20 minutes on 2
+# cores: lle at 10k, 100k, 200k, 1M, 2M, beside five interleaved scikit-learn runs and five of
+# ours up to 200k; em and direct with three generations at 200k and 1M, three runs each; medians
+# reported).
 benchmarks-md: build peers-deps
 	BENCH_OUT=$(BENCH_OUT) sh bench/scripts/sweep.sh
 	$(GO) run ./bench/scripts/benchmd -in $(BENCH_OUT) -notes ../shared/reference-notes.md -out BENCHMARKS.md

@@ -2,7 +2,7 @@
 # Runs the end-to-end scaling sweep of BENCHMARKS.md with bin/glle-bench (built by make) unless
 # its JSON reports already exist in $BENCH_OUT (default out/bench); SWEEP=1 forces a rerun.
 #   lle at SWEEP_SIZES (default 10k, 100k, 200k, 1M, 2M) with -peers (scikit-learn, if installed;
-#   PEER_REPEAT (default 3) interleaved runs of each side, medians reported);
+#   PEER_REPEAT (default 5) interleaved runs of each side, medians reported);
 #   em and direct with SWEEP_GENERATIONS (default 3) generations at SWEEP_GEN_SIZES (default 200k, 1M),
 #   GEN_REPEAT (default 3) runs of each, the median (by generation-to-fit ratio) reported.
 # The runs are sequential (one child process each): never start it beside another heavy job.
@@ -12,7 +12,7 @@ sizes=${SWEEP_SIZES:-10000,100000,200000,1000000,2000000}
 gen_sizes=${SWEEP_GEN_SIZES:-200000,1000000}
 mkdir -p "$out"
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_lle.json" ]; then
-  ./bin/glle-bench bench -sizes "$sizes" -methods lle -peers -peer-repeat "${PEER_REPEAT:-3}" -json "$out/sweep_lle.json" | tee "$out/sweep_lle.md"
+  ./bin/glle-bench bench -sizes "$sizes" -methods lle -peers -peer-repeat "${PEER_REPEAT:-5}" -json "$out/sweep_lle.json" | tee "$out/sweep_lle.md"
 fi
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_gen.json" ]; then
   ./bin/glle-bench bench -sizes "$gen_sizes" -methods em,direct -generations "${SWEEP_GENERATIONS:-3}" -repeat "${GEN_REPEAT:-3}" -json "$out/sweep_gen.json" | tee "$out/sweep_gen.md"
