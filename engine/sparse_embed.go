@@ -153,7 +153,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	}
 	if m.Method.Generative() {
 		// Generations refill M: precompute where every contribution lands (once).
-		if err := s.pat.PrepareRefill(ctx, m.st.workers); err != nil {
+		if err := s.pat.PrepareRefill(ctx, m.st.fgWorkers()); err != nil {
 			return nil, nil, er, err
 		}
 	}
