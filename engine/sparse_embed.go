@@ -157,8 +157,8 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			return nil, nil, er, err
 		}
 	}
-	rep.stage("assemble", t0)
-	rep.Stages[len(rep.Stages)-1].Seconds += s.patTime.Seconds()
+	// The pattern's build time, spent earlier when start built it, is part of the stage.
+	rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
 	s.patTime = 0
 	prog(Progress{Stage: "assemble", Final: true})
 	if s.op == nil {

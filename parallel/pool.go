@@ -97,11 +97,10 @@ func NumChunks(n, size int) int {
 // contiguous chunks of size indices, in increasing order, from a shared counter until none is
 // left, calling fn(worker, lo, hi) once per chunk; a goroutine that joins after the last
 // chunk was claimed does nothing, and the pool does not wait for join once every chunk is
-// claimed. A caller uses it to leave a core to a job running beside
-// the pool and to have that core help once the job is done. Which worker processes a chunk
-// depends on timing: fn must write only per-index results (or reduce in an order-independent
-// way, such as integer counts). With workers = 1, or join nil or already closed, every worker
-// starts at once.
+// claimed. A caller uses it to leave a core to a job running beside the pool and to have that
+// core help once the job is done. Which worker processes a chunk depends on timing: fn must
+// write only per-index results (or reduce in an order-independent way, such as integer
+// counts). With workers = 1, or join nil or already closed, every worker starts at once.
 func ForJoin(ctx context.Context, n, size, workers int, join <-chan struct{}, fn func(ctx context.Context, worker, lo, hi int) error) error {
 	if size < 1 {
 		panic("parallel: chunk size < 1")

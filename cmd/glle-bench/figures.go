@@ -74,24 +74,16 @@ type figRun struct {
 	data  map[string]*figData
 	fits  int
 	gens  int
-	stage map[string]float64
-	bg    map[string]bool // background stages (engine.StageTime.Background)
-	order []string
+	stage stageTotals
 	study studyCache // generations reused by Figs. 5 and 6 (analysis.go)
 }
 
 func (r *figRun) addStages(st []engine.StageTime, gen bool) {
-	for _, s := range st {
-		name := s.Name
-		if gen {
-			name = genStagePrefix + name
-		}
-		if _, ok := r.stage[name]; !ok {
-			r.order = append(r.order, name)
-		}
-		r.stage[name] += s.Seconds
-		r.bg[name] = s.Background
+	prefix := ""
+	if gen {
+		prefix = genStagePrefix
 	}
+	r.stage.add(st, prefix)
 }
 
 func (r *figRun) dataset(name string) (*figData, error) {
@@ -265,7 +257,7 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	}
 	prog := newProgress(e.stderr, e.tty && !c.quiet)
 	defer prog.close()
-	r := &figRun{c: c, prog: prog, data: map[string]*figData{}, stage: map[string]float64{}, bg: map[string]bool{}}
+	r := &figRun{c: c, prog: prog, data: map[string]*figData{}}
 	var figSec []engine.StageTime
 	for _, j := range jobs {
 		if !c.figs[j.fig] {
@@ -293,9 +285,7 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	if !c.quiet {
 		sum := summary{Command: "figures", N: c.n, D: 3, K: c.k, P: 2, Solver: solverName(c.solver),
 			WallSeconds: time.Since(start).Seconds(), PeakRSSBytes: peakRSS(), Outputs: out.files}
-		for _, name := range r.order {
-			sum.Stages = append(sum.Stages, engine.StageTime{Name: name, Seconds: r.stage[name], Background: r.bg[name]})
-		}
+		sum.Stages = append(sum.Stages, r.stage.list()...)
 		sum.Stages = append(sum.Stages, figSec...)
 		sum.write(e.stderr)
 		fmt.Fprintf(e.stderr, "  %d fits, %d generations\n", r.fits, r.gens)

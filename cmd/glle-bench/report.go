@@ -221,24 +221,46 @@ func sigmaNote(method engine.Method, st *engine.SigmaStats) string {
 // genStagePrefix prefixes the summed generation stages in a summary's stage list.
 const genStagePrefix = "generations "
 
+// stageTotals sums stage times by name, keeping the order in which the names first appear
+// and whether each stage ran in the background.
+type stageTotals struct {
+	order []string
+	sec   map[string]float64
+	bg    map[string]bool
+}
+
+// add sums the stages st in under their names prefixed with prefix.
+func (t *stageTotals) add(st []engine.StageTime, prefix string) {
+	if t.sec == nil {
+		t.sec, t.bg = map[string]float64{}, map[string]bool{}
+	}
+	for _, s := range st {
+		name := prefix + s.Name
+		if _, ok := t.sec[name]; !ok {
+			t.order = append(t.order, name)
+		}
+		t.sec[name] += s.Seconds
+		t.bg[name] = s.Background
+	}
+}
+
+// list returns the sums in order.
+func (t *stageTotals) list() []engine.StageTime {
+	out := make([]engine.StageTime, 0, len(t.order))
+	for _, name := range t.order {
+		out = append(out, engine.StageTime{Name: name, Seconds: t.sec[name], Background: t.bg[name]})
+	}
+	return out
+}
+
 // addGenStages appends the generation stages to s.Stages, summed per name, prefixed
 // genStagePrefix.
 func (s *summary) addGenStages() {
-	sums := map[string]float64{}
-	bg := map[string]bool{}
-	var order []string
+	var t stageTotals
 	for _, g := range s.Generations {
-		for _, st := range g.Stages {
-			if _, ok := sums[st.Name]; !ok {
-				order = append(order, st.Name)
-			}
-			sums[st.Name] += st.Seconds
-			bg[st.Name] = st.Background
-		}
+		t.add(g.Stages, genStagePrefix)
 	}
-	for _, name := range order {
-		s.Stages = append(s.Stages, engine.StageTime{Name: genStagePrefix + name, Seconds: sums[name], Background: bg[name]})
-	}
+	s.Stages = append(s.Stages, t.list()...)
 }
 
 // write prints the human summary.
