@@ -36,6 +36,7 @@ type sparseEmbed struct {
 // err are set, and mem when the memory check ran, before done is closed.
 type pendingAnalysis struct {
 	done   chan struct{}
+	help   chan struct{} // closed when the fit waits: the analysis may then use a second core
 	cancel context.CancelFunc
 	op     *sparse.ShiftInvert
 	mem    *MemoryEstimate
@@ -76,7 +77,7 @@ func (s *sparseEmbed) pattern(ctx context.Context) error {
 func (s *sparseEmbed) launch(ctx context.Context) {
 	m, p := s.m, s.pat
 	actx, cancel := context.WithCancel(ctx)
-	a := &pendingAnalysis{done: make(chan struct{}), cancel: cancel}
+	a := &pendingAnalysis{done: make(chan struct{}), help: make(chan struct{}), cancel: cancel}
 	s.pend = a
 	// The memory check with the exact nnz(L) runs inside the analysis, before the factor's
 	// storage is allocated; it reads only what the fit fixed before the weights.
@@ -92,6 +93,9 @@ func (s *sparseEmbed) launch(ctx context.Context) {
 			a.mem = &e
 			return checkMemory(e, limit)
 		}}
+	if m.st.workers > 1 {
+		opts.Helper = a.help
+	}
 	mat := p.Matrix()
 	go func() {
 		defer close(a.done)
@@ -103,6 +107,7 @@ func (s *sparseEmbed) launch(ctx context.Context) {
 // report.
 func (s *sparseEmbed) wait() (*sparse.ShiftInvert, error) {
 	a := s.pend
+	close(a.help) // the fit has nothing else to do: the analysis may use this core too
 	<-a.done
 	a.cancel()
 	s.pend = nil

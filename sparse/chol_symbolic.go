@@ -174,6 +174,12 @@ type SymbolicOptions struct {
 	// the supernode partition fixes it, before any factor storage is allocated; an error it
 	// returns ends Analyze with that error (e.g. a memory limit). Default nil.
 	CheckFactor func(nnzL int64) error
+	// Helper, when not nil, is closed by the caller once it has a core to spare for the
+	// analysis (NewShiftInvert's caller, say, when it starts waiting for it): from then on a
+	// second goroutine computes the elimination tree of the AMD ordering while AMD is still
+	// running, instead of after it. Used with OrderingAMD and Symmetric; the result is the
+	// same either way. Default nil: the analysis runs on one goroutine.
+	Helper <-chan struct{}
 	// Workers is the number of goroutines of the numeric factorization and the solves; <= 0
 	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
 	// on it.
@@ -214,6 +220,7 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		ord = OrderingAMD
 	}
 	var p []int32
+	var tree *etreeFollower[I] // the elimination tree computed beside AMD (opts.Helper)
 	switch ord {
 	case OrderingNatural:
 		p = make([]int32, n)
@@ -231,7 +238,17 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 			go func() { again <- buildGraph(n, rowPtr, colIdx) }()
 		}
 		var err error
-		if p, err = amdOrder(ctx, g); err != nil {
+		p = make([]int32, 0, n)
+		if opts.Symmetric && opts.Helper != nil {
+			prog := newAMDProgress()
+			f := newEtreeFollower(adjacency[I]{rowPtr, colIdx}, p, prog, opts.Helper)
+			p, err = amdOrderTo(ctx, g, p, prog)
+			if err != nil {
+				f.abandon()
+				return nil, err
+			}
+			tree = f
+		} else if p, err = amdOrderTo(ctx, g, p, nil); err != nil {
 			return nil, err // the rebuild finishes on its own (buffered channel)
 		}
 		g = nil
@@ -260,10 +277,28 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	s := &Symbolic{n: n, nnzIn: rowPtr[n], ordering: ord, orderTime: time.Since(t0)}
 	t1 := time.Now()
 	var err error
+	var pre *etreeResult
+	if tree != nil {
+		ip, parent, scratch := tree.finish(p)
+		pre = &etreeResult{ip, parent, scratch}
+	}
+	// The first half of the assembly map needs only the permutation and the supernode
+	// partition: with a helper core free it runs beside the supernodes' row structures.
+	var scattered chan []int32
+	onPartition := func() {
+		if helperFree(opts.Helper) {
+			scattered = make(chan []int32, 1)
+			go func() { scattered <- assemblyScatter(s, rowPtr, colIdx) }()
+		}
+	}
 	if g == nil {
-		err = analyzePerm(s, ctx, adjacency[I]{rowPtr, colIdx}, p, opts)
+		err = analyzePerm(s, ctx, adjacency[I]{rowPtr, colIdx}, p, opts, pre, onPartition)
 	} else {
-		err = analyzePerm(s, ctx, adjacency[int32]{g.xadj, g.adj}, p, opts)
+		err = analyzePerm(s, ctx, adjacency[int32]{g.xadj, g.adj}, p, opts, pre, onPartition)
+	}
+	var rowOf []int32
+	if scattered != nil {
+		rowOf = <-scattered
 	}
 	if err != nil {
 		return nil, err
@@ -272,7 +307,10 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		s.abandonFactor()
 		return nil, err
 	}
-	if err := assemblyMap(s, rowPtr, colIdx); err != nil {
+	if rowOf == nil {
+		rowOf = assemblyScatter(s, rowPtr, colIdx)
+	}
+	if err := assemblyPlace(s, rowOf); err != nil {
 		s.abandonFactor()
 		return nil, err
 	}
@@ -289,19 +327,30 @@ func (s *Symbolic) abandonFactor() {
 	}
 }
 
+// etreeResult is an elimination tree computed before analyzePerm: the inverse permutation,
+// the tree and a scratch array of length n.
+type etreeResult struct{ ip, parent, scratch []int32 }
+
 // analyzePerm does everything after the ordering: elimination tree, postorder, column counts,
 // supernodes and their structure. As soon as the supernodes fix the factor's size it checks
 // the size (int32 panel offsets, opts.CheckFactor) and, with opts.PrepareFactor, starts the
-// prefault of the factor storage.
-func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I], p []int32, opts SymbolicOptions) error {
+// prefault of the factor storage. onPartition, if not nil, is called once the permutation
+// (iperm) and the supernode partition (sFirst, sOf) are final and the factor's size has
+// passed its checks; analyzePerm does not write those fields afterwards.
+func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I], p []int32, opts SymbolicOptions, pre *etreeResult, onPartition func()) error {
 	n := s.n
-	ip := make([]int32, n)
-	for k, v := range p {
-		ip[v] = int32(k)
+	var ip, parent, scratch []int32
+	if pre != nil {
+		ip, parent, scratch = pre.ip, pre.parent, pre.scratch
+	} else {
+		ip = make([]int32, n)
+		for k, v := range p {
+			ip[v] = int32(k)
+		}
+		parent = make([]int32, n)
+		scratch = make([]int32, n)
+		etree(g, p, ip, parent, scratch)
 	}
-	parent := make([]int32, n)
-	scratch := make([]int32, n)
-	etree(g, p, ip, parent, scratch)
 	// Compose the ordering with a postorder of its elimination tree (same fill, contiguous
 	// subtrees) and relabel the tree.
 	post := postorder(parent)
@@ -435,6 +484,9 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 	if opts.PrepareFactor {
 		s.lx.Store(newPrefaulted(ctx, lxSize))
 	}
+	if onPartition != nil {
+		onPartition()
+	}
 
 	// Supernodal row structure: columns, then the union of A's rows below the supernode and
 	// the children's below-rows, sorted.
@@ -524,8 +576,24 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 	return nil
 }
 
-// assemblyMap records where each stored lower-triangle entry of A lands in L's panels.
-func assemblyMap[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) error {
+// helperFree reports whether help (SymbolicOptions.Helper) is closed.
+func helperFree(help <-chan struct{}) bool {
+	if help == nil {
+		return false
+	}
+	select {
+	case <-help:
+		return true
+	default:
+		return false
+	}
+}
+
+// assemblyScatter is the first half of the assembly map, which records where each stored
+// lower-triangle entry of A lands in L's panels. It reads only the permutation and the
+// supernode partition: it groups A's stored lower-triangle entries by supernode (aPtr, aSrc),
+// leaving each entry's column in aDst and returning its row (both in the new numbering).
+func assemblyScatter[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) (rowOf []int32) {
 	n := s.n
 	cnt := make([]int64, s.ns+1)
 	for i := 0; i < n; i++ {
@@ -538,10 +606,6 @@ func assemblyMap[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) error {
 	}
 	for t := 0; t < s.ns; t++ {
 		cnt[t+1] += cnt[t]
-		w := s.sFirst[t+1] - s.sFirst[t]
-		if s.lxPtr[t+1]-s.lxPtr[t] > math.MaxInt32 || w < 0 {
-			return fmt.Errorf("sparse: supernode %d has %d entries, beyond the int32 offset range", t, s.lxPtr[t+1]-s.lxPtr[t])
-		}
 	}
 	s.aPtr = cnt
 	na := cnt[s.ns]
@@ -549,9 +613,9 @@ func assemblyMap[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) error {
 	s.aDst = make([]int32, na)
 	fill := make([]int64, s.ns)
 	copy(fill, cnt[:s.ns])
-	// First pass stores (source, global row, column) packed; positions need each supernode's
-	// row map, so fill per supernode afterwards.
-	rowOf := make([]int32, na)
+	// Store (source, global row, column) packed; positions need each supernode's row map
+	// (assemblyPlace).
+	rowOf = make([]int32, na)
 	for i := 0; i < n; i++ {
 		for p := rowPtr[i]; p < rowPtr[i+1]; p++ {
 			j := colIdx[p]
@@ -570,7 +634,19 @@ func assemblyMap[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) error {
 			s.aDst[q] = b // column for now
 		}
 	}
-	pos := make([]int32, n)
+	return rowOf
+}
+
+// assemblyPlace is the second half of the assembly map: it turns the entries' rows and columns
+// left by assemblyScatter into offsets in their supernode's panel, once the supernodes' row
+// structures are known.
+func assemblyPlace(s *Symbolic, rowOf []int32) error {
+	for t := 0; t < s.ns; t++ {
+		if w := s.sFirst[t+1] - s.sFirst[t]; s.lxPtr[t+1]-s.lxPtr[t] > math.MaxInt32 || w < 0 {
+			return fmt.Errorf("sparse: supernode %d has %d entries, beyond the int32 offset range", t, s.lxPtr[t+1]-s.lxPtr[t])
+		}
+	}
+	pos := make([]int32, s.n)
 	for t := 0; t < s.ns; t++ {
 		f := s.sFirst[t]
 		w := s.sFirst[t+1] - f

@@ -14,10 +14,20 @@ type adjacency[I int | int32] struct {
 // Cholesky factors using elimination trees", ACM TOMS 12(2), 1986). ancestor is scratch of
 // length n.
 func etree[I int | int32](a adjacency[I], perm, iperm []int32, parent, ancestor []int32) {
-	for k := range perm {
+	etreeCols(a, perm, iperm, parent, ancestor, 0, len(perm))
+}
+
+// etreeCols runs Liu's algorithm on the columns k0 <= k < k1 of P A P^T, after the columns
+// before k0: it visits the columns in order and reads only perm[:k1], so it can follow an
+// ordering still being computed (etreeFollower). It sets iperm[perm[k]] = k on the way; the
+// entries of vertices not yet visited must be -1 or at least their own new index (the
+// complete inverse permutation qualifies).
+func etreeCols[I int | int32](a adjacency[I], perm, iperm []int32, parent, ancestor []int32, k0, k1 int) {
+	for k := k0; k < k1; k++ {
 		parent[k] = -1
 		ancestor[k] = -1
 		old := perm[k]
+		iperm[old] = int32(k)
 		for _, u := range a.idx[a.ptr[old]:a.ptr[old+1]] {
 			i := iperm[u]
 			for i >= 0 && i < int32(k) {

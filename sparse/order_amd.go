@@ -25,8 +25,18 @@ type vstate struct {
 // overwritten (g must not be used afterwards). The element lists are per-vertex Go slices.
 // ctx is checked every 4096 pivots; its error is returned when it is done.
 func amdOrder(ctx context.Context, g *graph) ([]int32, error) {
+	return amdOrderTo(ctx, g, make([]int32, 0, g.n), nil)
+}
+
+// amdOrderTo is amdOrder appending to perm, which must have capacity n, so that the pivots
+// chosen so far can be read concurrently: every 1024 pivots it publishes len(perm) to pub
+// (nil: none), which happens after those entries are written.
+func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) ([]int32, error) {
 	n := g.n
-	perm := make([]int32, 0, n)
+	if cap(perm) < n {
+		panic("sparse: amdOrderTo: perm capacity below n")
+	}
+	perm = perm[:0]
 	if n == 0 {
 		return perm, nil
 	}
@@ -114,9 +124,14 @@ func amdOrder(ctx context.Context, g *graph) ([]int32, error) {
 	nel := 0
 	var lp []int32
 	for step := 0; nel < n; step++ {
-		if step&4095 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+		if step&1023 == 1023 {
+			if step&4095 == 4095 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			if pub != nil {
+				pub.publish(len(perm))
 			}
 		}
 		for head[mindeg] < 0 {

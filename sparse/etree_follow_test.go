@@ -1,0 +1,181 @@
+package sparse
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestEtreeColsResumable checks that Liu's algorithm run in pieces, with the inverse
+// permutation filled only as far as the columns visited (the follower's situation), gives
+// the tree of one run over all columns with the complete inverse permutation.
+func TestEtreeColsResumable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for trial := 0; trial < 30; trial++ {
+		n := 1 + rng.IntN(600)
+		a := randomSPD(rng, n, rng.IntN(12), true)
+		adj := adjacency[int]{a.rowPtr, a.colIdx}
+		perm := make([]int32, n)
+		for i, v := range rng.Perm(n) {
+			perm[i] = int32(v)
+		}
+		ip := make([]int32, n)
+		for k, v := range perm {
+			ip[v] = int32(k)
+		}
+		want, anc := make([]int32, n), make([]int32, n)
+		etree(adj, perm, ip, want, anc)
+
+		ip2, got := make([]int32, n), make([]int32, n)
+		for i := range ip2 {
+			ip2[i] = -1
+		}
+		// Pieces of random length, including empty ones and single columns.
+		for k0 := 0; k0 < n; {
+			k1 := min(n, k0+rng.IntN(40))
+			etreeCols(adj, perm, ip2, got, anc, k0, k1)
+			k0 = k1
+		}
+		if !slices.Equal(got, want) || !slices.Equal(ip2, ip) {
+			t.Fatalf("n = %d: the elimination tree built in pieces differs", n)
+		}
+	}
+}
+
+// TestEtreeFollower drives the follower with a simulated ordering: it must build the whole
+// tree by itself once released (finish then has nothing left to do), build nothing while it
+// is not released, and give the same tree either way.
+func TestEtreeFollower(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	n := 3000
+	a := randomSPD(rng, n, 8, true)
+	adj := adjacency[int]{a.rowPtr, a.colIdx}
+	order := make([]int32, n)
+	for i, v := range rng.Perm(n) {
+		order[i] = int32(v)
+	}
+	ip := make([]int32, n)
+	for k, v := range order {
+		ip[v] = int32(k)
+	}
+	want, anc := make([]int32, n), make([]int32, n)
+	etree(adj, order, ip, want, anc)
+
+	for _, release := range []bool{true, false} {
+		help := make(chan struct{})
+		if release {
+			close(help)
+		}
+		perm := make([]int32, 0, n)
+		prog := newAMDProgress()
+		f := newEtreeFollower(adj, perm, prog, help)
+		// Publish the ordering in steps of 700 pivots, as AMD does every 1024 pivots.
+		for k := 0; k < n; k = min(n, k+700) {
+			perm = append(perm, order[k:min(n, k+700)]...)
+			prog.publish(len(perm))
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for release {
+			f.mu.Lock()
+			k := f.k
+			f.mu.Unlock()
+			if k == n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the released follower reached column %d of %d in 10 s", k, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if !release {
+			time.Sleep(20 * time.Millisecond) // time it would have had
+			f.mu.Lock()
+			k := f.k
+			f.mu.Unlock()
+			if k != 0 {
+				t.Fatalf("the follower built %d columns without being released", k)
+			}
+		}
+		gotIP, got, _ := f.finish(perm)
+		if !slices.Equal(got, want) || !slices.Equal(gotIP, ip) {
+			t.Fatalf("release = %v: the follower's elimination tree differs", release)
+		}
+	}
+}
+
+// sameAnalysis reports whether two analyses agree in everything a factorization uses.
+func sameAnalysis(s, r *Symbolic) bool {
+	return slices.Equal(s.perm, r.perm) && slices.Equal(s.iperm, r.iperm) && slices.Equal(s.parent, r.parent) &&
+		slices.Equal(s.colCnt, r.colCnt) && slices.Equal(s.sFirst, r.sFirst) && slices.Equal(s.sParent, r.sParent) &&
+		slices.Equal(s.sRowPtr, r.sRowPtr) && slices.Equal(s.sRows, r.sRows) && slices.Equal(s.sRel, r.sRel) &&
+		slices.Equal(s.lxPtr, r.lxPtr) && slices.Equal(s.aPtr, r.aPtr) && slices.Equal(s.aSrc, r.aSrc) &&
+		slices.Equal(s.aDst, r.aDst) && s.nnzL == r.nnzL && s.flops == r.flops
+}
+
+// TestAnalyzeHelper checks that SymbolicOptions.Helper changes nothing in the result whenever
+// the helper is released: before the analysis (the elimination tree follows AMD from its
+// first published pivots, the assembly map's first half runs beside the row structures),
+// during it, or never.
+func TestAnalyzeHelper(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	n := 6000
+	if testing.Short() {
+		n = 3000 // still three AMD publications
+	}
+	a, _ := knnLLE(rng, n, 10)
+	ctx := context.Background()
+	ref, err := Analyze(ctx, n, a.rowPtr, a.colIdx, SymbolicOptions{Symmetric: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []time.Duration{-1, 0, time.Millisecond, 5 * time.Millisecond, time.Hour} {
+		help := make(chan struct{})
+		switch {
+		case when < 0:
+			close(help)
+		case when < time.Hour:
+			time.AfterFunc(when, func() { close(help) })
+		}
+		s, err := Analyze(ctx, n, a.rowPtr, a.colIdx, SymbolicOptions{Symmetric: true, Helper: help, PrepareFactor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameAnalysis(s, ref) {
+			t.Fatalf("helper released after %v: the analysis differs from the one without a helper", when)
+		}
+		f := NewFactor(s)
+		if err := f.Factorize(ctx, a.val, -1e-6); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAnalyzeHelperCancel cancels analyses with a released helper during AMD: each returns the
+// context's error and leaves no goroutine behind (the follower ends with the analysis).
+func TestAnalyzeHelperCancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	a, _ := knnLLE(rng, 20000, 10)
+	before := runtime.NumGoroutine()
+	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond} {
+		help := make(chan struct{})
+		close(help)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(after, cancel)
+		_, err := Analyze(ctx, a.n, a.rowPtr, a.colIdx, SymbolicOptions{Symmetric: true, Helper: help})
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled after %v: %v", after, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left after the cancelled analyses, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
