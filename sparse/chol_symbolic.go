@@ -175,10 +175,11 @@ type SymbolicOptions struct {
 	// returns ends Analyze with that error (e.g. a memory limit). Default nil.
 	CheckFactor func(nnzL int64) error
 	// Helper, when not nil, is closed by the caller once it has a core to spare for the
-	// analysis (NewShiftInvert's caller, say, when it starts waiting for it): from then on a
-	// second goroutine computes the elimination tree of the AMD ordering while AMD is still
-	// running, instead of after it. Used with OrderingAMD and Symmetric; the result is the
-	// same either way. Default nil: the analysis runs on one goroutine.
+	// analysis (NewShiftInvert's caller, say, when it starts waiting for it). From then on
+	// the analysis runs parts of its work on a second goroutine: the elimination tree of the
+	// AMD ordering while AMD is still running (with OrderingAMD and Symmetric), and the first
+	// half of the assembly map beside the supernodes' row structures. The result is the same
+	// either way. Default nil: the analysis runs on one goroutine.
 	Helper <-chan struct{}
 	// Workers is the number of goroutines of the numeric factorization and the solves; <= 0
 	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
