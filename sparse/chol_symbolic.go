@@ -51,6 +51,8 @@ type Symbolic struct {
 	conc  int // goroutines the numeric factorization and the solves run on (<= scheduleWays)
 
 	orderTime, symbolicTime time.Duration
+	// followed is the number of elimination-tree columns built beside AMD (Helper; tests).
+	followed int
 
 	// lx is the factor storage prepared by SymbolicOptions.PrepareFactor (taken by the first
 	// NewFactor).
@@ -243,9 +245,9 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		if opts.Symmetric && opts.Helper != nil {
 			prog := newAMDProgress()
 			f := newEtreeFollower(adjacency[I]{rowPtr, colIdx}, p, prog, opts.Helper)
-			p, err = amdOrderTo(ctx, g, p, prog)
-			if err != nil {
-				f.abandon()
+			// Every return ends the follower (after finish this only waits for it).
+			defer f.abandon()
+			if p, err = amdOrderTo(ctx, g, p, prog); err != nil {
 				return nil, err
 			}
 			tree = f
@@ -282,6 +284,7 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	if tree != nil {
 		ip, parent, scratch := tree.finish(p)
 		pre = &etreeResult{ip, parent, scratch}
+		s.followed = tree.followed
 	}
 	// The first half of the assembly map needs only the permutation and the supernode
 	// partition: with a helper core free it runs beside the supernodes' row structures.
@@ -642,6 +645,7 @@ func assemblyScatter[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) (rowO
 // left by assemblyScatter into offsets in their supernode's panel, once the supernodes' row
 // structures are known.
 func assemblyPlace(s *Symbolic, rowOf []int32) error {
+	// Defensive: analyzePerm has already rejected panels beyond the int32 range.
 	for t := 0; t < s.ns; t++ {
 		if w := s.sFirst[t+1] - s.sFirst[t]; s.lxPtr[t+1]-s.lxPtr[t] > math.MaxInt32 || w < 0 {
 			return fmt.Errorf("sparse: supernode %d has %d entries, beyond the int32 offset range", t, s.lxPtr[t+1]-s.lxPtr[t])

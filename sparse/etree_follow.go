@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// amdProgress publishes how many pivots of an AMD ordering are fixed while it runs.
+// amdProgress publishes how many entries of an AMD ordering are fixed while it runs.
 type amdProgress struct {
 	n    atomic.Int64
 	more chan struct{} // capacity 1: a signal that n grew
@@ -38,8 +38,11 @@ type etreeFollower[I int | int32] struct {
 	done                bool       // finish has run: the follower must not touch the arrays
 	ip, parent, ancestr []int32
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+
+	followed int // columns the follower goroutine built (tests)
 }
 
 // newEtreeFollower starts the follower goroutine, which waits for help to be closed (or for
@@ -65,9 +68,11 @@ func newEtreeFollower[I int | int32](a adjacency[I], perm []int32, prog *amdProg
 				f.mu.Unlock()
 				return
 			}
-			k1 := int(prog.n.Load())
-			etreeCols(f.a, f.perm, f.ip, f.parent, f.ancestr, f.k, k1)
-			f.k = max(f.k, k1)
+			if k1 := int(prog.n.Load()); k1 > f.k {
+				etreeCols(f.a, f.perm, f.ip, f.parent, f.ancestr, f.k, k1)
+				f.followed += k1 - f.k
+				f.k = k1
+			}
 			f.mu.Unlock()
 			select {
 			case <-prog.more:
@@ -83,7 +88,7 @@ func newEtreeFollower[I int | int32](a adjacency[I], perm []int32, prog *amdProg
 // goroutine, waits for the follower to end and returns the inverse permutation, the tree
 // and the follower's scratch.
 func (f *etreeFollower[I]) finish(perm []int32) (ip, parent, scratch []int32) {
-	close(f.stop)
+	f.stopOnce.Do(func() { close(f.stop) })
 	f.mu.Lock()
 	etreeCols(f.a, perm, f.ip, f.parent, f.ancestr, f.k, len(perm))
 	f.k = len(perm)
@@ -93,9 +98,10 @@ func (f *etreeFollower[I]) finish(perm []int32) (ip, parent, scratch []int32) {
 	return f.ip, f.parent, f.ancestr
 }
 
-// abandon ends the follower without completing the tree (AMD failed).
+// abandon ends the follower without completing the tree (AMD failed, or the analysis ends
+// early); after finish, or a second time, it only waits for the follower, which has ended.
 func (f *etreeFollower[I]) abandon() {
-	close(f.stop)
+	f.stopOnce.Do(func() { close(f.stop) })
 	f.mu.Lock()
 	f.done = true
 	f.mu.Unlock()

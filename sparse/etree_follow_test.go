@@ -113,7 +113,8 @@ func sameAnalysis(s, r *Symbolic) bool {
 		slices.Equal(s.colCnt, r.colCnt) && slices.Equal(s.sFirst, r.sFirst) && slices.Equal(s.sParent, r.sParent) &&
 		slices.Equal(s.sRowPtr, r.sRowPtr) && slices.Equal(s.sRows, r.sRows) && slices.Equal(s.sRel, r.sRel) &&
 		slices.Equal(s.lxPtr, r.lxPtr) && slices.Equal(s.aPtr, r.aPtr) && slices.Equal(s.aSrc, r.aSrc) &&
-		slices.Equal(s.aDst, r.aDst) && s.nnzL == r.nnzL && s.flops == r.flops
+		slices.Equal(s.aDst, r.aDst) && slices.Equal(s.sOf, r.sOf) && s.ns == r.ns && s.nnzExact == r.nnzExact &&
+		s.nnzL == r.nnzL && s.flops == r.flops
 }
 
 // TestAnalyzeHelper checks that SymbolicOptions.Helper changes nothing in the result whenever
@@ -122,9 +123,9 @@ func sameAnalysis(s, r *Symbolic) bool {
 // during it, or never.
 func TestAnalyzeHelper(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
-	n := 6000
+	n := 20000
 	if testing.Short() {
-		n = 3000 // still three AMD publications
+		n = 3000 // one or two AMD publications (every 1024 pivot steps)
 	}
 	a, _ := knnLLE(rng, n, 10)
 	ctx := context.Background()
@@ -147,6 +148,12 @@ func TestAnalyzeHelper(t *testing.T) {
 		if !sameAnalysis(s, ref) {
 			t.Fatalf("helper released after %v: the analysis differs from the one without a helper", when)
 		}
+		// Released before the analysis, the follower has AMD's whole run (about 20
+		// publications at n = 20000) to build columns beside it.
+		if when < 0 && !testing.Short() && s.followed == 0 {
+			t.Errorf("helper released before the analysis: the follower built no column beside AMD")
+		}
+		t.Logf("helper released after %v: %d of %d tree columns built beside AMD", when, s.followed, n)
 		f := NewFactor(s)
 		if err := f.Factorize(ctx, a.val, -1e-6); err != nil {
 			t.Fatal(err)
@@ -160,16 +167,42 @@ func TestAnalyzeHelperCancel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 48))
 	a, _ := knnLLE(rng, 20000, 10)
 	before := runtime.NumGoroutine()
-	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond} {
+	canceled := 0
+	for _, after := range []time.Duration{-1, 0, time.Millisecond, 3 * time.Millisecond} {
 		help := make(chan struct{})
 		close(help)
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(after, cancel)
+		if after < 0 {
+			cancel() // AMD checks ctx every 4096 pivot steps: it stops at the first check
+		} else {
+			time.AfterFunc(after, cancel)
+		}
 		_, err := Analyze(ctx, a.n, a.rowPtr, a.colIdx, SymbolicOptions{Symmetric: true, Helper: help})
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled after %v: %v", after, err)
 		}
+		if err != nil {
+			canceled++
+		}
+	}
+	// A matrix small enough that AMD never checks ctx (fewer than 4096 pivot steps): the
+	// cancellation is seen after AMD, before the tree is finished; helper released or not.
+	small, _ := knnLLE(rng, 500, 10)
+	for _, release := range []bool{true, false} {
+		help := make(chan struct{})
+		if release {
+			close(help)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := Analyze(ctx, small.n, small.rowPtr, small.colIdx, SymbolicOptions{Symmetric: true, Helper: help}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("n = 500, cancelled context, helper released %v: %v", release, err)
+		}
+		canceled++
+	}
+	if canceled < 3 {
+		t.Errorf("only %d of 6 analyses saw their cancellation", canceled)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before {
@@ -178,4 +211,45 @@ func TestAnalyzeHelperCancel(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestAMDPublishesFinalPivots reads the ordering while AMD computes it, as the follower does:
+// every published prefix must be final (equal to the same prefix of the result).
+func TestAMDPublishesFinalPivots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	a, _ := knnLLE(rng, 20000, 10)
+	n := a.n
+	perm := make([]int32, 0, n)
+	full := perm[:n]
+	prog := newAMDProgress()
+	done := make(chan []int32, 1)
+	go func() {
+		p, err := amdOrderTo(context.Background(), buildGraph(n, a.rowPtr, a.colIdx), perm, prog)
+		if err != nil {
+			panic(err)
+		}
+		done <- p
+	}()
+	var snaps [][]int32
+	var final []int32
+	for final == nil {
+		select {
+		case <-prog.more:
+			k := int(prog.n.Load())
+			snaps = append(snaps, append([]int32(nil), full[:k]...))
+		case final = <-done:
+		}
+	}
+	if len(final) != n {
+		t.Fatalf("AMD returned %d pivots, want %d", len(final), n)
+	}
+	if len(snaps) == 0 {
+		t.Fatal("AMD published nothing on a 20000-vertex graph")
+	}
+	for _, sn := range snaps {
+		if !slices.Equal(sn, final[:len(sn)]) {
+			t.Fatalf("a published prefix of %d pivots changed before AMD finished", len(sn))
+		}
+	}
+	t.Logf("%d publications read, the last at %d of %d vertices", len(snaps), len(snaps[len(snaps)-1]), n)
 }

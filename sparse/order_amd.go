@@ -28,9 +28,14 @@ func amdOrder(ctx context.Context, g *graph) ([]int32, error) {
 	return amdOrderTo(ctx, g, make([]int32, 0, g.n), nil)
 }
 
-// amdOrderTo is amdOrder appending to perm, which must have capacity n, so that the pivots
-// chosen so far can be read concurrently: every 1024 pivots it publishes len(perm) to pub
-// (nil: none), which happens after those entries are written.
+// publishEvery is how many newly eliminated vertices amdOrderTo lets pass between two
+// publications of its progress.
+const publishEvery = 512
+
+// amdOrderTo is amdOrder appending to perm, which must have capacity n, so that the vertices
+// eliminated so far can be read concurrently: whenever publishEvery more vertices are in perm
+// it publishes len(perm) to pub (nil: none), after those entries are written; they never
+// change afterwards.
 func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) ([]int32, error) {
 	n := g.n
 	if cap(perm) < n {
@@ -122,16 +127,12 @@ func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) (
 	}
 	mindeg := 0
 	nel := 0
+	published := 0 // length of perm last published
 	var lp []int32
 	for step := 0; nel < n; step++ {
-		if step&1023 == 1023 {
-			if step&4095 == 4095 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			if pub != nil {
-				pub.publish(len(perm))
+		if step&4095 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
 		}
 		for head[mindeg] < 0 {
@@ -328,6 +329,10 @@ func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) (
 		elW[p] = wp
 		for v := p; v >= 0; v = memNext[v] {
 			perm = append(perm, v)
+		}
+		if pub != nil && len(perm)-published >= publishEvery {
+			pub.publish(len(perm))
+			published = len(perm)
 		}
 	}
 	return perm, nil
