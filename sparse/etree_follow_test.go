@@ -10,6 +10,22 @@ import (
 	"time"
 )
 
+// randomOrderTree returns a random ordering of the n vertices of adj, its inverse and the
+// elimination tree for it, computed in one run of etree.
+func randomOrderTree(rng *rand.Rand, adj adjacency[int], n int) (perm, ip, parent []int32) {
+	perm = make([]int32, n)
+	for i, v := range rng.Perm(n) {
+		perm[i] = int32(v)
+	}
+	ip = make([]int32, n)
+	for k, v := range perm {
+		ip[v] = int32(k)
+	}
+	parent = make([]int32, n)
+	etree(adj, perm, ip, parent, make([]int32, n))
+	return perm, ip, parent
+}
+
 // TestEtreeColsResumable checks that Liu's algorithm run in pieces, with the inverse
 // permutation filled only as far as the columns visited (the follower's situation), gives
 // the tree of one run over all columns with the complete inverse permutation.
@@ -19,16 +35,8 @@ func TestEtreeColsResumable(t *testing.T) {
 		n := 1 + rng.IntN(600)
 		a := randomSPD(rng, n, rng.IntN(12), true)
 		adj := adjacency[int]{a.rowPtr, a.colIdx}
-		perm := make([]int32, n)
-		for i, v := range rng.Perm(n) {
-			perm[i] = int32(v)
-		}
-		ip := make([]int32, n)
-		for k, v := range perm {
-			ip[v] = int32(k)
-		}
-		want, anc := make([]int32, n), make([]int32, n)
-		etree(adj, perm, ip, want, anc)
+		perm, ip, want := randomOrderTree(rng, adj, n)
+		anc := make([]int32, n)
 
 		ip2, got := make([]int32, n), make([]int32, n)
 		for i := range ip2 {
@@ -54,16 +62,7 @@ func TestEtreeFollower(t *testing.T) {
 	n := 3000
 	a := randomSPD(rng, n, 8, true)
 	adj := adjacency[int]{a.rowPtr, a.colIdx}
-	order := make([]int32, n)
-	for i, v := range rng.Perm(n) {
-		order[i] = int32(v)
-	}
-	ip := make([]int32, n)
-	for k, v := range order {
-		ip[v] = int32(k)
-	}
-	want, anc := make([]int32, n), make([]int32, n)
-	etree(adj, order, ip, want, anc)
+	order, ip, want := randomOrderTree(rng, adj, n)
 
 	for _, release := range []bool{true, false} {
 		help := make(chan struct{})
