@@ -9,12 +9,17 @@ import (
 type amdProgress struct {
 	n    atomic.Int64
 	more chan struct{} // capacity 1: a signal that n grew
+	// seen, if set, is called by publish on AMD's goroutine, AMD paused (tests).
+	seen func(k int)
 }
 
 func newAMDProgress() *amdProgress { return &amdProgress{more: make(chan struct{}, 1)} }
 
 // publish records that the first k pivots are written and wakes a waiting reader.
 func (p *amdProgress) publish(k int) {
+	if p.seen != nil {
+		p.seen(k)
+	}
 	p.n.Store(int64(k))
 	select {
 	case p.more <- struct{}{}:
