@@ -224,6 +224,7 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	}
 	var p []int32
 	var tree *etreeFollower[I] // the elimination tree computed beside AMD (opts.Helper)
+	var amdCC []int32          // AMD's column counts of L, in its own order
 	switch ord {
 	case OrderingNatural:
 		p = make([]int32, n)
@@ -242,16 +243,17 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		}
 		var err error
 		p = make([]int32, 0, n)
+		amdCC = make([]int32, n)
 		if opts.Symmetric && opts.Helper != nil {
 			prog := newAMDProgress()
 			f := newEtreeFollower(adjacency[I]{rowPtr, colIdx}, p, prog, opts.Helper)
 			// Every return ends the follower (after finish this only waits for it).
 			defer f.abandon()
-			if p, err = amdOrderTo(ctx, g, p, prog); err != nil {
+			if p, err = amdOrderCounts(ctx, g, p, prog, amdCC); err != nil {
 				return nil, err
 			}
 			tree = f
-		} else if p, err = amdOrderTo(ctx, g, p, nil); err != nil {
+		} else if p, err = amdOrderCounts(ctx, g, p, nil, amdCC); err != nil {
 			return nil, err // the rebuild finishes on its own (buffered channel)
 		}
 		g = nil
@@ -296,9 +298,9 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		}
 	}
 	if g == nil {
-		err = analyzePerm(s, ctx, adjacency[I]{rowPtr, colIdx}, p, opts, pre, onPartition)
+		err = analyzePerm(s, ctx, adjacency[I]{rowPtr, colIdx}, p, opts, pre, amdCC, onPartition)
 	} else {
-		err = analyzePerm(s, ctx, adjacency[int32]{g.xadj, g.adj}, p, opts, pre, onPartition)
+		err = analyzePerm(s, ctx, adjacency[int32]{g.xadj, g.adj}, p, opts, pre, amdCC, onPartition)
 	}
 	var rowOf []int32
 	if scattered != nil {
@@ -338,10 +340,12 @@ type etreeResult struct{ ip, parent, scratch []int32 }
 // analyzePerm does everything after the ordering: elimination tree, postorder, column counts,
 // supernodes and their structure. As soon as the supernodes fix the factor's size it checks
 // the size (int32 panel offsets, opts.CheckFactor) and, with opts.PrepareFactor, starts the
-// prefault of the factor storage. onPartition, if not nil, is called once the permutation
+// prefault of the factor storage. ordCC, if not nil, holds the column counts of L in the
+// numbering of p (AMD finds them as it eliminates: amdOrderCounts); else they are computed
+// here. onPartition, if not nil, is called once the permutation
 // (iperm) and the supernode partition (sFirst, sOf) are final and the factor's size has
 // passed its checks; analyzePerm does not write those fields afterwards.
-func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I], p []int32, opts SymbolicOptions, pre *etreeResult, onPartition func()) error {
+func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I], p []int32, opts SymbolicOptions, pre *etreeResult, ordCC []int32, onPartition func()) error {
 	n := s.n
 	var ip, parent, scratch []int32
 	if pre != nil {
@@ -381,7 +385,16 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 		s.perm[k] = int(v)
 	}
 	s.parent = parent
-	cc := colCounts(g, p, ip, parent)
+	var cc []int32
+	if ordCC != nil {
+		// The postorder only renumbers the columns: column k is column post[k] of p's order.
+		cc = make([]int32, n)
+		for k, j := range post {
+			cc[k] = ordCC[j]
+		}
+	} else {
+		cc = colCounts(g, p, ip, parent)
+	}
 	s.colCnt = cc
 	for _, c := range cc {
 		s.nnzExact += int64(c)

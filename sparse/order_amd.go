@@ -37,6 +37,13 @@ const publishEvery = 512
 // it publishes len(perm) to pub (nil: none), after those entries are written; they never
 // change afterwards.
 func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) ([]int32, error) {
+	return amdOrderCounts(ctx, g, perm, pub, nil)
+}
+
+// amdOrderCounts is amdOrderTo that also sets cc[k], when cc is not nil (length n), to the
+// number of nonzeros (diagonal included) of column k of the Cholesky factor in the
+// ordering's numbering.
+func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgress, cc []int32) ([]int32, error) {
 	n := g.n
 	if cap(perm) < n {
 		panic("sparse: amdOrderTo: perm capacity below n")
@@ -327,8 +334,14 @@ func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) (
 		}
 		elVars[p] = append([]int32(nil), lp[:k]...)
 		elW[p] = wp
+		start := len(perm)
 		for v := p; v >= 0; v = memNext[v] {
 			perm = append(perm, v)
+		}
+		if cc != nil {
+			for j, T := 0, len(perm)-start; j < T; j++ {
+				cc[start+j] = int32(T - j + wp)
+			}
 		}
 		if pub != nil && len(perm)-published >= publishEvery {
 			pub.publish(len(perm))
