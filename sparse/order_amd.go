@@ -5,6 +5,9 @@ import (
 	"math"
 )
 
+// adjLists are the variable and element lists of one variable.
+type adjLists struct{ va, ea []int32 }
+
 // vstate is a vertex's supervariable weight (0 once merged, mass-eliminated or eliminated)
 // and its mark, kept together so that the hot membership test costs one cache line.
 type vstate struct {
@@ -53,10 +56,11 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		return perm, nil
 	}
 	var (
-		vs     = make([]vstate, n)  // weight and mark of every vertex, side by side
-		dead   = make([]bool, n)    // element absorbed into a later element
-		varAdj = make([][]int32, n) // A_i: variable neighbours of variable i
-		elAdj  = make([][]int32, n) // E_i: element neighbours of variable i
+		vs   = make([]vstate, n) // weight and mark of every vertex, side by side
+		dead = make([]bool, n)   // element absorbed into a later element
+		// A_i (variable neighbours) and E_i (element neighbours) of variable i, side by side
+		// so that one cache line holds both slice headers.
+		lists  = make([]adjLists, n)
 		elVars = make([][]int32, n) // L_e: variables of element e (may hold stale entries)
 		elW    = make([]int, n)     // weight of the live variables of element e
 		deg    = make([]int, n)     // approximate external degree of variable i
@@ -125,8 +129,8 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		vs[i].nv = 1
 		lo, hi := g.xadj[i], g.xadj[i+1]
 		a := flat[lo:hi:hi]
-		varAdj[i] = a
-		elAdj[i] = elFlat[i*elCap : i*elCap : (i+1)*elCap]
+		lists[i].va = a
+		lists[i].ea = elFlat[i*elCap : i*elCap : (i+1)*elCap]
 		deg[i] = len(a)
 		memNext[i] = -1
 		memLast[i] = int32(i)
@@ -155,14 +159,14 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		vs[p].stamp = tag
 		lp = lp[:0]
 		wp := 0
-		for _, v := range varAdj[p] {
+		for _, v := range lists[p].va {
 			if st := &vs[v]; st.nv > 0 && st.stamp != tag {
 				st.stamp = tag
 				lp = append(lp, v)
 				wp += int(st.nv)
 			}
 		}
-		for _, e := range elAdj[p] {
+		for _, e := range lists[p].ea {
 			if dead[e] {
 				continue
 			}
@@ -176,8 +180,8 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 			dead[e] = true
 			elVars[e] = nil
 		}
-		varAdj[p] = nil
-		elAdj[p] = nil
+		lists[p].va = nil
+		lists[p].ea = nil
 		for _, i := range lp {
 			remove(i)
 		}
@@ -185,27 +189,27 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		// Prune the adjacency of each i in L_p; mass-eliminate variables adjacent to p only.
 		k := 0
 		for _, i := range lp {
-			es := elAdj[i][:0]
-			for _, e := range elAdj[i] {
+			es := lists[i].ea[:0]
+			for _, e := range lists[i].ea {
 				if !dead[e] {
 					es = append(es, e)
 				}
 			}
-			elAdj[i] = append(es, p)
-			va := varAdj[i][:0]
-			for _, v := range varAdj[i] {
+			lists[i].ea = append(es, p)
+			va := lists[i].va[:0]
+			for _, v := range lists[i].va {
 				if st := &vs[v]; st.nv > 0 && st.stamp != tag {
 					va = append(va, v)
 				}
 			}
-			varAdj[i] = va
-			if len(va) == 0 && len(elAdj[i]) == 1 {
+			lists[i].va = va
+			if len(va) == 0 && len(lists[i].ea) == 1 {
 				appendMembers(p, i)
 				nel += int(vs[i].nv)
 				wp -= int(vs[i].nv)
 				vs[i].nv = 0
-				varAdj[i] = nil
-				elAdj[i] = nil
+				lists[i].va = nil
+				lists[i].ea = nil
 				continue
 			}
 			lp[k] = i
@@ -216,7 +220,7 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		// w(e) = |L_e \ L_p| for every element adjacent to L_p.
 		wtag++
 		for _, i := range lp {
-			for _, e := range elAdj[i] {
+			for _, e := range lists[i].ea {
 				if e == p {
 					continue
 				}
@@ -232,8 +236,8 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		for _, i := range lp {
 			d := 0
 			h := uint32(0)
-			es := elAdj[i][:0]
-			for _, e := range elAdj[i] {
+			es := lists[i].ea[:0]
+			for _, e := range lists[i].ea {
 				if e == p {
 					es = append(es, e)
 					continue
@@ -251,8 +255,8 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 				h += uint32(e)
 				es = append(es, e)
 			}
-			elAdj[i] = es
-			for _, v := range varAdj[i] {
+			lists[i].ea = es
+			for _, v := range lists[i].va {
 				d += int(vs[v].nv)
 				h += uint32(v)
 			}
@@ -276,25 +280,25 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 					continue
 				}
 				nextTag()
-				for _, v := range varAdj[i] {
+				for _, v := range lists[i].va {
 					vs[v].stamp = tag
 				}
-				for _, e := range elAdj[i] {
+				for _, e := range lists[i].ea {
 					vs[e].stamp = tag
 				}
 				for j := hnext[i]; j >= 0; j = hnext[j] {
-					if vs[j].nv == 0 || hash[j] != hash[i] || len(varAdj[j]) != len(varAdj[i]) || len(elAdj[j]) != len(elAdj[i]) {
+					if vs[j].nv == 0 || hash[j] != hash[i] || len(lists[j].va) != len(lists[i].va) || len(lists[j].ea) != len(lists[i].ea) {
 						continue
 					}
 					same := true
-					for _, v := range varAdj[j] {
+					for _, v := range lists[j].va {
 						if vs[v].stamp != tag {
 							same = false
 							break
 						}
 					}
 					if same {
-						for _, e := range elAdj[j] {
+						for _, e := range lists[j].ea {
 							if vs[e].stamp != tag {
 								same = false
 								break
@@ -304,8 +308,8 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 					if same {
 						vs[i].nv += vs[j].nv
 						vs[j].nv = 0
-						varAdj[j] = nil
-						elAdj[j] = nil
+						lists[j].va = nil
+						lists[j].ea = nil
 						appendMembers(i, j)
 					}
 				}
