@@ -244,17 +244,15 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		var err error
 		p = make([]int32, 0, n)
 		amdCC = make([]int32, n)
+		var prog *amdProgress
 		if opts.Symmetric && opts.Helper != nil {
-			prog := newAMDProgress()
-			f := newEtreeFollower(adjacency[I]{rowPtr, colIdx}, p, prog, opts.Helper)
+			prog = newAMDProgress()
+			tree = newEtreeFollower(adjacency[I]{rowPtr, colIdx}, p, prog, opts.Helper)
 			// Every return ends the follower (after finish this only waits for it).
-			defer f.abandon()
-			if p, err = amdOrderCounts(ctx, g, p, prog, amdCC); err != nil {
-				return nil, err
-			}
-			tree = f
-		} else if p, err = amdOrderCounts(ctx, g, p, nil, amdCC); err != nil {
-			return nil, err // the rebuild finishes on its own (buffered channel)
+			defer tree.abandon()
+		}
+		if p, err = amdOrderCounts(ctx, g, p, prog, amdCC); err != nil {
+			return nil, err // a graph rebuild finishes on its own (buffered channel)
 		}
 		g = nil
 		if again != nil {

@@ -228,7 +228,7 @@ func TestAMDPublishesFinalPivots(t *testing.T) {
 	prog := newAMDProgress()
 	var snaps [][]int32
 	prog.seen = func(k int) { snaps = append(snaps, append([]int32(nil), full[:k]...)) }
-	final, err := amdOrderTo(context.Background(), buildGraph(n, a.rowPtr, a.colIdx), perm, prog)
+	final, err := amdOrderCounts(context.Background(), buildGraph(n, a.rowPtr, a.colIdx), perm, prog, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

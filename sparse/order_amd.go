@@ -28,28 +28,23 @@ type vstate struct {
 // overwritten (g must not be used afterwards). The element lists are per-vertex Go slices.
 // ctx is checked every 4096 pivots; its error is returned when it is done.
 func amdOrder(ctx context.Context, g *graph) ([]int32, error) {
-	return amdOrderTo(ctx, g, make([]int32, 0, g.n), nil)
+	return amdOrderCounts(ctx, g, make([]int32, 0, g.n), nil, nil)
 }
 
-// publishEvery is how many newly eliminated vertices amdOrderTo lets pass between two
+// publishEvery is how many newly eliminated vertices amdOrderCounts lets pass between two
 // publications of its progress.
 const publishEvery = 512
 
-// amdOrderTo is amdOrder appending to perm, which must have capacity n, so that the vertices
-// eliminated so far can be read concurrently: whenever publishEvery more vertices are in perm
-// it publishes len(perm) to pub (nil: none), after those entries are written; they never
-// change afterwards.
-func amdOrderTo(ctx context.Context, g *graph, perm []int32, pub *amdProgress) ([]int32, error) {
-	return amdOrderCounts(ctx, g, perm, pub, nil)
-}
-
-// amdOrderCounts is amdOrderTo that also sets cc[k], when cc is not nil (length n), to the
+// amdOrderCounts is amdOrder appending to perm, which must have capacity n, so that the
+// vertices eliminated so far can be read concurrently: whenever publishEvery more vertices
+// are in perm it publishes len(perm) to pub (nil: none), after those entries are written;
+// they never change afterwards. When cc is not nil (length n) it also sets cc[k] to the
 // number of nonzeros (diagonal included) of column k of the Cholesky factor in the
 // ordering's numbering.
 func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgress, cc []int32) ([]int32, error) {
 	n := g.n
 	if cap(perm) < n {
-		panic("sparse: amdOrderTo: perm capacity below n")
+		panic("sparse: amdOrderCounts: perm capacity below n")
 	}
 	perm = perm[:0]
 	if n == 0 {
