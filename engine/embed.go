@@ -32,18 +32,19 @@ func newEmbedCache(m *Model, s Solver) *embedCache {
 
 // start begins the sparse path's pattern and analysis before the weights exist (see
 // sparseEmbed.start) when there are at least two workers; the dense solver has nothing to
-// prepare.
-func (c *embedCache) start(ctx context.Context, prog func(Progress)) error {
+// prepare. counted reports that the pattern was built, so that the kNN graph was found
+// connected (an error otherwise); when false the caller checks connectivity itself.
+func (c *embedCache) start(ctx context.Context, prog func(Progress)) (counted bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.solver == SolverDense {
-		return nil
+		return false, nil
 	}
 	c.sp = newSparseEmbed(c.m)
 	if parallel.Workers(c.m.st.workers) < 2 {
-		return nil // one worker: the analysis runs in turn, inside embed
+		return false, nil // one worker: the analysis runs in turn, inside embed
 	}
-	return c.sp.start(ctx, prog)
+	return true, c.sp.start(ctx, prog)
 }
 
 // stop cancels and waits for an analysis that start began and no embed took.

@@ -212,21 +212,24 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 		return nil, err
 	}
 	dist = nil
-	if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
-		return nil, &DegenerateError{Kind: "disconnected-graph", Count: nc, Example: -1,
-			Msg: fmt.Sprintf("the %d-nearest-neighbour graph has %d connected components, so the embedding would be meaningless: use a larger k", s.K, nc)}
-	}
 	m.Neighbors = idx
 	m.Report.stage("knn", t0)
 	prog(Progress{Stage: "knn", Final: true})
 
 	// The sparse path's ordering and symbolic analysis need only the kNN graph: they run on
-	// their own goroutine beside the weight stages (embedCache.start).
+	// their own goroutine beside the weight stages (embedCache.start). Building M's pattern
+	// there counts the graph's connected components on the way.
 	m.st.emb = newEmbedCache(m, s.Solver)
-	if err := m.st.emb.start(ctx, prog); err != nil {
+	counted, err := m.st.emb.start(ctx, prog)
+	if err != nil {
 		return nil, err
 	}
 	defer m.st.emb.stop()
+	if !counted {
+		if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
+			return nil, disconnectedError(s.K, nc)
+		}
+	}
 	switch s.Method {
 	case EMPaper:
 		err = m.fitEMPaper(ctx, s, prog)
@@ -254,6 +257,12 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	}
 	m.Report.closeStages(tFit)
 	return m, nil
+}
+
+// disconnectedError is the error for a kNN graph with nc > 1 connected components.
+func disconnectedError(k, nc int) error {
+	return &DegenerateError{Kind: "disconnected-graph", Count: nc, Example: -1,
+		Msg: fmt.Sprintf("the %d-nearest-neighbour graph has %d connected components, so the embedding would be meaningless: use a larger k", k, nc)}
 }
 
 func progressFunc(f func(Progress)) func(Progress) {

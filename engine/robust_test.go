@@ -311,19 +311,24 @@ func TestSmallShapes(t *testing.T) {
 	}
 }
 
-// TestDisconnectedGraph: two far-apart clusters give a disconnected-graph error naming the count.
+// TestDisconnectedGraph: two far-apart clusters give a disconnected-graph error naming the count,
+// whether M's pattern counts the components (sparse solver, two workers) or the kNN graph's
+// union-find does (one worker, dense solver).
 func TestDisconnectedGraph(t *testing.T) {
 	X, _ := bench.SwissRoll(200, 1)
-	Y := mat.NewDense(400, 3, nil)
+	Y := mat.NewDense(600, 3, nil)
 	for i := 0; i < 200; i++ {
 		r := X.RawRowView(i)
 		Y.SetRow(i, r)
 		Y.SetRow(200+i, []float64{r[0] + 1000, r[1], r[2]})
+		Y.SetRow(400+i, []float64{r[0], r[1] + 1000, r[2]})
 	}
-	_, err := Fit(context.Background(), Y, Settings{})
-	var de *DegenerateError
-	if !errors.As(err, &de) || de.Kind != "disconnected-graph" || de.Count != 2 || !strings.Contains(de.Msg, "2 connected components") {
-		t.Errorf("got %v", err)
+	for _, s := range []Settings{{}, {Workers: 2}, {Workers: 1}, {Solver: SolverDense, Workers: 2}} {
+		_, err := Fit(context.Background(), Y, s)
+		var de *DegenerateError
+		if !errors.As(err, &de) || de.Kind != "disconnected-graph" || de.Count != 3 || !strings.Contains(de.Msg, "3 connected components") {
+			t.Errorf("workers %d, solver %v: got %v", s.Workers, s.Solver, err)
+		}
 	}
 }
 

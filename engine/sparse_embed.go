@@ -53,6 +53,9 @@ func (s *sparseEmbed) start(ctx context.Context, prog func(Progress)) error {
 	if err := s.pattern(ctx); err != nil {
 		return err
 	}
+	if nc := s.pat.Components(); nc > 1 {
+		return disconnectedError(s.m.K, nc)
+	}
 	prog(Progress{Stage: "pattern", Final: true})
 	s.launch(ctx)
 	return nil
@@ -96,10 +99,9 @@ func (s *sparseEmbed) launch(ctx context.Context) {
 	if m.st.workers > 1 {
 		opts.Helper = a.help
 	}
-	mat := p.Matrix()
 	go func() {
 		defer close(a.done)
-		a.op, a.err = sparse.NewShiftInvert(actx, mat, opts)
+		a.op, a.err = sparse.NewShiftInvertPattern(actx, p, opts)
 	}()
 }
 

@@ -210,13 +210,26 @@ func Analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	if err := checkPattern(n, rowPtr, colIdx); err != nil {
 		return nil, err
 	}
+	return analyze(ctx, n, rowPtr, colIdx, opts, nil)
+}
+
+// analyze is Analyze for a checked pattern. g, when not nil, is the pattern's adjacency graph
+// built by the caller from a pattern known to be symmetric (opts.Symmetric must be set); the
+// analysis then skips its own graph construction and symmetry check, and uses g as AMD's
+// workspace (g is overwritten).
+func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I, opts SymbolicOptions, g *graph) (*Symbolic, error) {
 	if opts.Coords != nil && (opts.CoordDim <= 0 || len(opts.Coords) != n*opts.CoordDim) {
 		return nil, fmt.Errorf("sparse: len(Coords) = %d, want n*CoordDim = %d*%d", len(opts.Coords), n, opts.CoordDim)
 	}
 	t0 := time.Now()
-	g, lower, upper := buildGraphCount(n, rowPtr, colIdx)
-	if opts.Symmetric && lower != upper {
-		return nil, fmt.Errorf("%w: Symmetric set, but %d entries below the diagonal and %d above", errPattern, lower, upper)
+	if g == nil {
+		var lower, upper int
+		g, lower, upper = buildGraphCount(n, rowPtr, colIdx)
+		if opts.Symmetric && lower != upper {
+			return nil, fmt.Errorf("%w: Symmetric set, but %d entries below the diagonal and %d above", errPattern, lower, upper)
+		}
+	} else if !opts.Symmetric {
+		panic("sparse: analyze: a prebuilt graph needs a symmetric pattern")
 	}
 	ord := opts.Ordering
 	if ord == OrderingDefault {

@@ -44,6 +44,9 @@ type MPattern struct {
 	// row label[i]; nil for NewMPattern (identity). wbuf holds the weights in that order.
 	order, label []int32
 	wbuf         []float64
+	// components is the number of connected components the relabelling's breadth-first
+	// search met (NewMPatternLocal); 0 for NewMPattern.
+	components int
 }
 
 // NewMPattern computes the CSR pattern of M = (I - W)^T (I - W) (paper Eq. (43)) from the
@@ -196,7 +199,7 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 	if err := checkGraph(n, k, nbr); err != nil {
 		return nil, err
 	}
-	order, label := bfsOrder(n, k, nbr)
+	order, label, comps := bfsOrder(n, k, nbr)
 	nbr2 := make([]int32, n*k)
 	// Without the context: a partly relabelled graph must never reach newMPattern.
 	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
@@ -213,7 +216,7 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 	if err != nil {
 		return nil, err
 	}
-	p.order, p.label = order, label
+	p.order, p.label, p.components = order, label, comps
 	return p, nil
 }
 
@@ -241,8 +244,9 @@ func checkNeighbours(n, k int, nbr []int32) error {
 
 // bfsOrder numbers the points in breadth-first order of the undirected neighbour graph
 // (neighbours and reverse neighbours, in list order), each component from its lowest-numbered
-// point: order[r] is the point numbered r, label[i] the number of point i.
-func bfsOrder(n, k int, nbr []int32) (order, label []int32) {
+// point: order[r] is the point numbered r, label[i] the number of point i; comps is the
+// number of connected components.
+func bfsOrder(n, k int, nbr []int32) (order, label []int32, comps int) {
 	revPtr := make([]int32, n+1)
 	for _, b := range nbr {
 		revPtr[b+1]++
@@ -272,6 +276,7 @@ func bfsOrder(n, k int, nbr []int32) (order, label []int32) {
 		if label[s] >= 0 {
 			continue
 		}
+		comps++
 		visit(int32(s))
 		for h := len(order) - 1; h < len(order); h++ {
 			v := order[h]
@@ -283,7 +288,38 @@ func bfsOrder(n, k int, nbr []int32) (order, label []int32) {
 			}
 		}
 	}
-	return order, label
+	return order, label, comps
+}
+
+// Components returns the number of connected components of the neighbour graph (neighbours
+// and reverse neighbours), counted by NewMPatternLocal's breadth-first relabelling; 0 for a
+// pattern from NewMPattern, which does not traverse the graph.
+func (p *MPattern) Components() int { return p.components }
+
+// graph returns the adjacency graph of M's pattern (each row without its diagonal, which
+// every row holds: row a is the union of S_i over i in {a} ∪ R(a), and a is in S_a), the
+// graph buildGraphCount forms from it, on workers goroutines writing disjoint rows.
+func (p *MPattern) graph(workers int) *graph {
+	n := p.n
+	xadj := make([]int, n+1)
+	for i := range xadj {
+		xadj[i] = p.rowPtr[i] - i
+	}
+	adj := make([]int32, xadj[n])
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			out := adj[xadj[a]:xadj[a+1]]
+			j := 0
+			for _, c := range p.colIdx[p.rowPtr[a]:p.rowPtr[a+1]] {
+				if int(c) != a {
+					out[j] = c
+					j++
+				}
+			}
+		}
+		return nil
+	})
+	return &graph{n: n, xadj: xadj, adj: adj}
 }
 
 // Order returns the point of each stored row (nil: the input order, NewMPattern).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -160,6 +161,116 @@ func TestMPatternLocalWorkersBitIdentical(t *testing.T) {
 					t.Fatalf("%s: value %d differs", fmt.Sprintf("workers=%d plan=%v", workers, plan), i)
 				}
 			}
+		}
+	}
+}
+
+// TestMPatternGraphMatchesBuildGraph checks the pattern's own adjacency graph against the one
+// the generic analysis builds (buildGraphCount), and that NewShiftInvertPattern, which uses it,
+// gives the analysis and the solves of NewShiftInvert on the same matrix, for both orderings
+// that read the graph; sizes include n = 1 and 2, below and at k + 1.
+func TestMPatternGraphMatchesBuildGraph(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range []struct{ n, k int }{{1, 0}, {2, 1}, {11, 10}, {12, 10}, {500, 4}, {3000, 10}} {
+		nbr := randomGraph(rng, tc.n, tc.k)
+		for _, workers := range []int{1, 2, 3} {
+			p, err := NewMPatternLocal(ctx, tc.n, tc.k, nbr, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := p.graph(workers)
+			want, lower, upper := buildGraphCount(tc.n, p.RowPtr(), p.ColIdx())
+			if lower != upper {
+				t.Fatalf("n=%d: pattern not symmetric: %d below, %d above", tc.n, lower, upper)
+			}
+			if !slices.Equal(g.xadj, want.xadj) || !slices.Equal(g.adj, want.adj) {
+				t.Fatalf("n=%d k=%d workers=%d: graph differs from buildGraphCount's", tc.n, tc.k, workers)
+			}
+		}
+		if tc.k == 0 {
+			continue
+		}
+		p, err := NewMPatternLocal(ctx, tc.n, tc.k, nbr, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Fill(ctx, randomWeights(rng, tc.n, tc.k), 2); err != nil {
+			t.Fatal(err)
+		}
+		for _, ord := range []Ordering{OrderingAMD, OrderingND} {
+			opts := SymbolicOptions{Ordering: ord, Workers: 2, Symmetric: true}
+			a, err := NewShiftInvert(ctx, p.Matrix(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := NewShiftInvertPattern(ctx, p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sa, sb := a.Symbolic(), b.Symbolic()
+			if !slices.Equal(sa.Perm(), sb.Perm()) || sa.NNZ() != sb.NNZ() || sa.Flops() != sb.Flops() {
+				t.Fatalf("n=%d %v: analyses differ (nnz(L) %d vs %d)", tc.n, ord, sa.NNZ(), sb.NNZ())
+			}
+			// Same factor, same solve: bit-identical results of one shift-invert application.
+			const sigma = -1e-3 // M is only semidefinite; the shift makes both factorizations succeed
+			if err := a.SetShift(sigma); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.SetShift(sigma); err != nil {
+				t.Fatal(err)
+			}
+			x := randomWeights(rng, tc.n, 1)
+			ya, yb := make([]float64, tc.n), make([]float64, tc.n)
+			a.Apply(ya, x)
+			b.Apply(yb, x)
+			for i := range ya {
+				if math.Float64bits(ya[i]) != math.Float64bits(yb[i]) {
+					t.Fatalf("n=%d %v: solve differs at %d: %g vs %g", tc.n, ord, i, ya[i], yb[i])
+				}
+			}
+		}
+	}
+}
+
+// TestMPatternLocalComponents checks the component count of the breadth-first relabelling
+// against a union-find over the same (symmetrized) neighbour graph: blocks of random graphs
+// side by side, including isolated pairs (k = 1).
+func TestMPatternLocalComponents(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, tc := range []struct{ blocks, size, k int }{{1, 50, 3}, {3, 40, 3}, {7, 2, 1}, {5, 12, 2}} {
+		n := tc.blocks * tc.size
+		nbr := make([]int32, 0, n*tc.k)
+		for b := 0; b < tc.blocks; b++ {
+			for _, v := range randomGraph(rng, tc.size, tc.k) {
+				nbr = append(nbr, v+int32(b*tc.size))
+			}
+		}
+		parent := make([]int, n)
+		for i := range parent {
+			parent[i] = i
+		}
+		var find func(int) int
+		find = func(i int) int {
+			if parent[i] != i {
+				parent[i] = find(parent[i])
+			}
+			return parent[i]
+		}
+		want := n
+		for s, v := range nbr {
+			if a, b := find(s/tc.k), find(int(v)); a != b {
+				parent[a] = b
+				want--
+			}
+		}
+		p, err := NewMPatternLocal(ctx, n, tc.k, nbr, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Components(); got != want || got < tc.blocks {
+			t.Errorf("%d blocks of %d, k = %d: %d components, union-find %d", tc.blocks, tc.size, tc.k, got, want)
 		}
 	}
 }

