@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"glle/engine/knn"
 )
 
 // TestMPatternLocalIsPermutedM: the relabelled pattern stores P M P^T: stored row r is point
@@ -234,8 +236,8 @@ func TestMPatternGraphMatchesBuildGraph(t *testing.T) {
 }
 
 // TestMPatternLocalComponents checks the component count of the breadth-first relabelling
-// against a union-find over the same (symmetrized) neighbour graph: blocks of random graphs
-// side by side, including isolated pairs (k = 1).
+// against knn.Components (a union-find over the same symmetrized neighbour graph): blocks of
+// random graphs side by side, including isolated pairs (k = 1).
 func TestMPatternLocalComponents(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -247,30 +249,13 @@ func TestMPatternLocalComponents(t *testing.T) {
 				nbr = append(nbr, v+int32(b*tc.size))
 			}
 		}
-		parent := make([]int, n)
-		for i := range parent {
-			parent[i] = i
-		}
-		var find func(int) int
-		find = func(i int) int {
-			if parent[i] != i {
-				parent[i] = find(parent[i])
-			}
-			return parent[i]
-		}
-		want := n
-		for s, v := range nbr {
-			if a, b := find(s/tc.k), find(int(v)); a != b {
-				parent[a] = b
-				want--
-			}
-		}
+		want, _ := knn.Components(n, tc.k, nbr)
 		p, err := NewMPatternLocal(ctx, n, tc.k, nbr, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := p.Components(); got != want || got < tc.blocks {
-			t.Errorf("%d blocks of %d, k = %d: %d components, union-find %d", tc.blocks, tc.size, tc.k, got, want)
+			t.Errorf("%d blocks of %d, k = %d: %d components, knn.Components %d", tc.blocks, tc.size, tc.k, got, want)
 		}
 	}
 }
