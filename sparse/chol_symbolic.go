@@ -356,6 +356,31 @@ type etreeResult struct{ ip, parent, scratch []int32 }
 // here. onPartition, if not nil, is called once the permutation
 // (iperm) and the supernode partition (sFirst, sOf) are final and the factor's size has
 // passed its checks; analyzePerm does not write those fields afterwards.
+// postorderRelabel composes the ordering p (inverse ip, elimination tree parent) with a
+// postorder of its tree, which keeps the fill and makes subtrees contiguous: it returns the new
+// ordering p2 (p2[k] = p[post[k]]) and post, and rewrites parent and ip in place to the tree
+// and inverse of p2. scratch has length n.
+func postorderRelabel(p, ip, parent, scratch []int32) (p2, post []int32) {
+	post = postorder(parent)
+	p2 = make([]int32, len(p))
+	for k, j := range post {
+		p2[k] = p[j]
+		scratch[j] = int32(k) // new label of old label j
+	}
+	for k, j := range post {
+		if q := parent[j]; q >= 0 {
+			ip[k] = scratch[q]
+		} else {
+			ip[k] = -1
+		}
+	}
+	copy(parent, ip)
+	for k, v := range p2 {
+		ip[v] = int32(k)
+	}
+	return p2, post
+}
+
 func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I], p []int32, opts SymbolicOptions, pre *etreeResult, ordCC []int32, onPartition func()) error {
 	n := s.n
 	var ip, parent, scratch []int32
@@ -370,26 +395,7 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 		scratch = make([]int32, n)
 		etree(g, p, ip, parent, scratch)
 	}
-	// Compose the ordering with a postorder of its elimination tree (same fill, contiguous
-	// subtrees) and relabel the tree.
-	post := postorder(parent)
-	p2 := make([]int32, n)
-	for k, j := range post {
-		p2[k] = p[j]
-		scratch[j] = int32(k) // new label of old label j
-	}
-	for k, j := range post {
-		if q := parent[j]; q >= 0 {
-			ip[k] = scratch[q]
-		} else {
-			ip[k] = -1
-		}
-	}
-	copy(parent, ip)
-	p = p2
-	for k, v := range p {
-		ip[v] = int32(k)
-	}
+	p, post := postorderRelabel(p, ip, parent, scratch)
 	s.iperm = ip
 	s.perm = make([]int, n)
 	for k, v := range p {
@@ -398,7 +404,8 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 	s.parent = parent
 	var cc []int32
 	if ordCC != nil {
-		// The postorder only renumbers the columns: column k is column post[k] of p's order.
+		// The postorder only renumbers the columns: column k is column post[k] of the ordering
+		// AMD returned.
 		cc = make([]int32, n)
 		for k, j := range post {
 			cc[k] = ordCC[j]
