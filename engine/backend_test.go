@@ -17,7 +17,7 @@ func TestBackendsAgree(t *testing.T) {
 	cur := kernels.Current()
 	defer kernels.Use(cur)
 	for _, meth := range []Method{LLE, EM, Direct} {
-		for _, solver := range []Solver{SolverSparse, SolverDense} {
+		for _, solver := range []Solver{SolverSparse, SolverDense, SolverSparseCholesky} {
 			kernels.Use(cur)
 			a, err := Fit(context.Background(), X, Settings{Method: meth, Solver: solver})
 			if err != nil {

@@ -40,7 +40,7 @@ func (c *embedCache) start(ctx context.Context, prog func(Progress)) (counted bo
 	if c.solver == SolverDense {
 		return false, nil
 	}
-	c.sp = newSparseEmbed(c.m)
+	c.sp = newSparseEmbed(c.m, c.solver)
 	if parallel.Workers(c.m.st.workers) < 2 {
 		return false, nil // one worker: the analysis runs in turn, inside embed
 	}
@@ -111,7 +111,7 @@ func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, pr
 		prog(Progress{Stage: "eigensolve", Final: true})
 	} else {
 		if c.sp == nil {
-			c.sp = newSparseEmbed(m)
+			c.sp = newSparseEmbed(m, c.solver)
 		}
 		vecs, vals, er, err = c.sp.solve(ctx, w, nev, deflate, warmData, p, prog, rep)
 	}

@@ -139,7 +139,7 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("unknown regularization mode %d", int(s.RegMode))
 	case s.Scaling != UnitNorm && s.Scaling != PaperScaling:
 		return inputErr("unknown scaling %d", int(s.Scaling))
-	case s.Solver < SolverAuto || s.Solver > SolverDense:
+	case s.Solver < SolverAuto || s.Solver > SolverSparseCholesky:
 		return inputErr("unknown solver %d", int(s.Solver))
 	}
 	return nil

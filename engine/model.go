@@ -105,20 +105,29 @@ type SigmaStats struct {
 
 // EigenReport describes the eigensolve of the linear embedding.
 type EigenReport struct {
-	Solver     string    `json:"solver"`
+	Solver string `json:"solver"`
+	// Factorization is what the sparse solver factored: "lu" (B = I - W, for weights that sum
+	// to one: LLE, EM, Direct) or "cholesky" (M - sigma I: the paper modes, or the fallback).
+	Factorization string `json:"factorization,omitempty"`
+	// LUFallback says why the LU factorization of B was abandoned for M's Cholesky factor
+	// (empty when it was not).
+	LUFallback string    `json:"lu_fallback,omitempty"`
 	Values     []float64 `json:"values"`
 	Iterations int       `json:"iterations"`
 	OpApplies  int       `json:"op_applies"`
 	// Factorizations counts the numeric factorizations (one per shift tried).
 	Factorizations int `json:"factorizations"`
 	// Shifts lists every shift factored, in order (failed attempts included).
-	Shifts      []float64 `json:"shifts,omitempty"`
-	Shift       float64   `json:"shift"`
-	NNZM        int64     `json:"nnz_m,omitempty"`
-	NNZL        int64     `json:"nnz_l,omitempty"`
-	Flops       float64   `json:"flops,omitempty"`
-	Deflated    bool      `json:"deflated"`
-	MaxResidual float64   `json:"max_residual"`
+	Shifts []float64 `json:"shifts,omitempty"`
+	Shift  float64   `json:"shift"`
+	NNZM   int64     `json:"nnz_m,omitempty"`
+	// NNZB is the number of stored entries of B + B^T's pattern ("lu").
+	NNZB int64 `json:"nnz_b,omitempty"`
+	// NNZL counts the stored entries of the factor: L, or L and U together for "lu".
+	NNZL        int64   `json:"nnz_l,omitempty"`
+	Flops       float64 `json:"flops,omitempty"`
+	Deflated    bool    `json:"deflated"`
+	MaxResidual float64 `json:"max_residual"`
 }
 
 func (r *Report) stage(name string, start time.Time) {

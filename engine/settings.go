@@ -84,12 +84,20 @@ const (
 type Solver int
 
 const (
-	// SolverAuto (default): the sparse shift-invert Lanczos solver.
+	// SolverAuto (default): SolverSparse (SolverDense for n <= 64, where a Lanczos basis does
+	// not fit).
 	SolverAuto Solver = iota
-	// SolverSparse: sparse Cholesky + shift-invert Lanczos.
+	// SolverSparse: shift-invert Lanczos over a sparse factorization. For LLE, EM and Direct,
+	// whose weights sum to one, it factors B = I - W (LU without pivoting, on the pattern of
+	// B + B^T) and applies M^+ = B^+ B^{+T} on the complement of the constant vector; the paper
+	// modes, and any weights for which B needs pivoting, use the Cholesky factor of
+	// M - sigma I (Eq. (43)).
 	SolverSparse
 	// SolverDense: dense Cholesky of M - sigma I with block inverse iteration; O(n^3), n <= 5000.
 	SolverDense
+	// SolverSparseCholesky: SolverSparse with the Cholesky factor of M - sigma I for every
+	// method (several times the fill of B's LU factor; for comparison).
+	SolverSparseCholesky
 )
 
 // Settings configures Fit. The zero value is a valid configuration (classic LLE, k = 10, p = 2).

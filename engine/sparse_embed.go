@@ -14,11 +14,17 @@ import (
 // graph), the ordering and symbolic analysis inside the shift-invert operator, and the
 // eigensolver with its adapted shift. A generation only refills M's values and refactors.
 type sparseEmbed struct {
-	m    *Model
-	pat  *sparse.MPattern
-	op   *sparse.ShiftInvert
-	es   *sparse.Eigensolver
-	ones [][]float64
+	m   *Model
+	pat *sparse.MPattern
+	// The LU path (weights summing to one, luPath): B's pattern, the operator M^+ over B's LU
+	// factor and its Lanczos process. nil on the Cholesky path.
+	cholesky bool // SolverSparseCholesky: never the LU path
+	bp       *sparse.BPattern
+	lu       *sparse.GramLU
+	lz       *sparse.Lanczos
+	op       *sparse.ShiftInvert
+	es       *sparse.Eigensolver
+	ones     [][]float64
 	// warm holds the warm-start vectors in the internal order and col a column buffer, reused
 	// by every generation.
 	warm [][]float64
@@ -38,7 +44,8 @@ type pendingAnalysis struct {
 	done   chan struct{}
 	help   chan struct{} // closed when the fit waits: the analysis may then use a second core
 	cancel context.CancelFunc
-	op     *sparse.ShiftInvert
+	op     *sparse.ShiftInvert // the Cholesky path's operator
+	lu     *sparse.GramLU      // the LU path's operator
 	mem    *MemoryEstimate
 	err    error
 }
@@ -50,14 +57,54 @@ type pendingAnalysis struct {
 // (state.forWeights). solve waits for it; stop cancels it.
 func (s *sparseEmbed) start(ctx context.Context, prog func(Progress)) error {
 	prog(Progress{Stage: "pattern"})
-	if err := s.pattern(ctx); err != nil {
-		return err
+	nc := 0
+	if s.luPath() {
+		if err := s.bPattern(ctx); err != nil {
+			return err
+		}
+		nc = s.bp.Components()
+	} else {
+		if err := s.pattern(ctx); err != nil {
+			return err
+		}
+		nc = s.pat.Components()
 	}
-	if nc := s.pat.Components(); nc > 1 {
+	if nc > 1 {
 		return disconnectedError(s.m.K, nc)
 	}
 	prog(Progress{Stage: "pattern", Final: true})
-	s.launch(ctx)
+	s.launch(ctx, s.luPath())
+	return nil
+}
+
+// luFailHook, when set (tests), replaces a successful LU eigensolve's nil error, so that the
+// fallback to M's Cholesky factor can be exercised.
+var luFailHook func() error
+
+// luPath reports whether the embedding factors B = I - W (GramLU) rather than M - sigma I:
+// for the methods whose weights sum to one, where B has the constant vector as its only null
+// vector (M's Cholesky factor stays the fallback).
+func (s *sparseEmbed) luPath() bool {
+	if s.cholesky {
+		return false
+	}
+	switch s.m.Method {
+	case LLE, EM, Direct:
+		return true
+	}
+	return false
+}
+
+// bPattern builds B's pattern, timed into patTime.
+func (s *sparseEmbed) bPattern(ctx context.Context) error {
+	t0 := time.Now()
+	m := s.m
+	bp, err := sparse.NewBPattern(ctx, m.N, m.K, m.Neighbors, m.st.workers)
+	if err != nil {
+		return err
+	}
+	s.bp = bp
+	s.patTime += time.Since(t0)
 	return nil
 }
 
@@ -76,21 +123,29 @@ func (s *sparseEmbed) pattern(ctx context.Context) error {
 	return nil
 }
 
-// launch starts the analysis of the pattern on its own goroutine.
-func (s *sparseEmbed) launch(ctx context.Context) {
-	m, p := s.m, s.pat
+// launch starts the analysis of B's pattern (lu) or M's on its own goroutine.
+func (s *sparseEmbed) launch(ctx context.Context, lu bool) {
+	m, p, bp := s.m, s.pat, s.bp
 	actx, cancel := context.WithCancel(ctx)
 	a := &pendingAnalysis{done: make(chan struct{}), help: make(chan struct{}), cancel: cancel}
 	s.pend = a
 	// The memory check with the exact nnz(L) runs inside the analysis, before the factor's
 	// storage is allocated; it reads only what the fit fixed before the weights.
-	nnzM := int64(p.NNZ())
+	var nnzM int64
+	if lu {
+		nnzM = int64(bp.NNZ()) // B's pattern takes M's place
+	} else {
+		nnzM = int64(p.NNZ())
+	}
 	check, limit := m.st.memCheck, m.st.memLimit
 	n, d, k, dim, meth := m.N, m.D, m.K, m.Dim, m.Method
 	opts := sparse.SymbolicOptions{Workers: m.st.workers, Symmetric: true,
 		CheckFactor: func(nnzL int64) error {
 			if !check {
 				return nil
+			}
+			if lu {
+				nnzL *= 2 // the panels of L and of U
 			}
 			e := estimateMemory(n, d, k, dim, meth, SolverSparse, nnzM, nnzL)
 			a.mem = &e
@@ -101,13 +156,17 @@ func (s *sparseEmbed) launch(ctx context.Context) {
 	}
 	go func() {
 		defer close(a.done)
-		a.op, a.err = sparse.NewShiftInvertPattern(actx, p, opts)
+		if lu {
+			a.lu, a.err = sparse.NewGramLU(actx, bp, opts)
+		} else {
+			a.op, a.err = sparse.NewShiftInvertPattern(actx, p, opts)
+		}
 	}()
 }
 
-// wait returns the started analysis's operator, recording its memory estimate in the fit's
-// report.
-func (s *sparseEmbed) wait() (*sparse.ShiftInvert, error) {
+// wait returns the started analysis's operator (Cholesky or LU path), recording its memory
+// estimate in the fit's report.
+func (s *sparseEmbed) wait() (*sparse.ShiftInvert, *sparse.GramLU, error) {
 	a := s.pend
 	close(a.help) // the fit has nothing else to do: the analysis may use this core too
 	<-a.done
@@ -116,7 +175,7 @@ func (s *sparseEmbed) wait() (*sparse.ShiftInvert, error) {
 	if a.mem != nil {
 		s.m.Report.Memory = a.mem
 	}
-	return a.op, a.err
+	return a.op, a.lu, a.err
 }
 
 // stop cancels a started analysis that nobody will wait for and waits until its goroutine
@@ -129,7 +188,9 @@ func (s *sparseEmbed) stop() {
 	}
 }
 
-func newSparseEmbed(m *Model) *sparseEmbed { return &sparseEmbed{m: m} }
+func newSparseEmbed(m *Model, s Solver) *sparseEmbed {
+	return &sparseEmbed{m: m, cholesky: s == SolverSparseCholesky}
+}
 
 // sparseTol is the eigensolver's residual tolerance: ||M u - lambda u|| <= 1e-10 ||M||_inf.
 const sparseTol = 1e-10
@@ -139,65 +200,39 @@ const sparseTol = 1e-10
 const denseFallbackN = 3000
 
 // solve computes the nev smallest eigenpairs of M = (I - W)^T (I - W) (Eq. (43)) for weights w
-// with shift-invert Lanczos over a sparse Cholesky factor.
+// with Lanczos: over the LU factor of B = I - W at shift 0 (GramLU) when the weights sum to one
+// (luPath), else, or when B needs pivoting, over a sparse Cholesky factor of M - sigma I.
 func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate bool, warm []float64, wp int, prog func(Progress), rep *Report) ([]float64, []float64, EigenReport, error) {
 	m := s.m
 	n, k := m.N, m.K
 	er := EigenReport{Solver: "sparse", Deflated: deflate}
+	lu := s.luPath() && deflate
 	t0 := time.Now()
-	prog(Progress{Stage: "assemble"})
-	if s.pat == nil {
-		if err := s.pattern(ctx); err != nil {
-			return nil, nil, er, err
+	if lu {
+		prog(Progress{Stage: "assemble"})
+		if s.bp == nil {
+			if err := s.bPattern(ctx); err != nil {
+				return nil, nil, er, err
+			}
 		}
+		if err := s.bp.Fill(ctx, w, m.st.fgWorkers()); err != nil {
+			return nil, nil, er, fillError(ctx, err)
+		}
+		// The pattern's build time, spent earlier when start built it, is part of the stage.
+		rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
+		s.patTime = 0
+		prog(Progress{Stage: "assemble", Final: true})
+	} else if err := s.assembleM(ctx, w, t0, prog, rep); err != nil {
+		return nil, nil, er, err
 	}
-	if err := s.pat.Fill(ctx, w, m.st.fgWorkers()); err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, er, ctx.Err()
-		}
-		return nil, nil, er, &DegenerateError{Kind: "nonfinite", Count: 1, Example: -1,
-			Msg: fmt.Sprintf("assembling M failed: %v (weights too large: lower the covariance scale)", err)}
-	}
-	if m.Method.Generative() {
-		// Generations refill M: precompute where every contribution lands (once).
-		if err := s.pat.PrepareRefill(ctx, m.st.fgWorkers()); err != nil {
-			return nil, nil, er, err
-		}
-	}
-	// The pattern's build time, spent earlier when start built it, is part of the stage.
-	rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
-	s.patTime = 0
-	prog(Progress{Stage: "assemble", Final: true})
-	if s.op == nil {
-		prog(Progress{Stage: "analyze"})
-		tw := time.Now()
-		if s.pend == nil { // not started beside the weights (one worker, a restored model)
-			s.launch(ctx)
-		}
-		op, err := s.wait()
-		if err != nil {
-			return nil, nil, er, err
-		}
-		s.op = op
-		s.es = sparse.NewEigensolver(s.pat.Matrix(), op)
+	if s.ones == nil {
 		one := make([]float64, n)
 		for i := range one {
 			one[i] = 1
 		}
 		s.ones = [][]float64{one}
-		// The analysis ran beside the stages since start: its times are background stages,
-		// and what the fit waited for it here is the foreground stage "analysis wait".
-		ot, st := op.Symbolic().Times()
-		rep.Stages = append(rep.Stages, StageTime{Name: "ordering", Seconds: ot.Seconds(), Background: true},
-			StageTime{Name: "symbolic", Seconds: st.Seconds(), Background: true})
-		rep.stage("analysis wait", tw)
-		prog(Progress{Stage: "analyze", Final: true})
 	}
-	s.op.SetContext(ctx)
 	opts := sparse.EigOptions{NEV: nev, Tol: sparseTol, Workers: m.st.workers}
-	if warm != nil {
-		opts.StartShift = s.baseShift
-	}
 	if deflate {
 		opts.Deflate = s.ones
 	}
@@ -205,6 +240,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		s.col = make([]float64, n)
 	}
 	col := s.col
+	toInternal, fromInternal := s.maps(lu)
 	if warm != nil {
 		for len(s.warm) < wp {
 			s.warm = append(s.warm, make([]float64, n))
@@ -213,16 +249,91 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			for i := range col {
 				col[i] = warm[i*wp+j]
 			}
-			s.pat.ToInternal(s.warm[j], col)
+			toInternal(s.warm[j], col)
 		}
 		opts.Start = s.warm[:wp]
 	}
-	prog(Progress{Stage: "eigensolve"})
-	res, err := s.es.Smallest(ctx, opts)
-	sym := s.op.Symbolic()
-	er.NNZM = int64(s.pat.NNZ())
-	er.NNZL = sym.NNZ()
-	er.Flops = sym.Flops()
+	var (
+		res sparse.EigResult
+		err error
+		sym *sparse.Symbolic
+	)
+	if lu {
+		if s.lu == nil {
+			if err := s.analysis(ctx, true, prog, rep); err != nil {
+				return nil, nil, er, err
+			}
+		}
+		s.lu.SetContext(ctx)
+		if s.lz == nil {
+			s.lz = sparse.NewLanczos(n)
+		}
+		prog(Progress{Stage: "eigensolve"})
+		res, err = s.lu.SolveLU(ctx, s.lz, s.bp, opts)
+		if err == nil && luFailHook != nil {
+			err = luFailHook()
+		}
+		sym = s.lu.Symbolic()
+		er.Factorization = "lu"
+		er.NNZL = 2 * sym.NNZ()
+		er.Flops = 2 * sym.Flops()
+		er.NNZB = int64(s.bp.NNZ())
+		rep.Stages = append(rep.Stages,
+			StageTime{Name: "factor", Seconds: res.FactorTime.Seconds()},
+			StageTime{Name: "eigensolve", Seconds: (res.TotalTime - res.FactorTime).Seconds()})
+		var pe *sparse.PivotError
+		var nc *sparse.NotConvergedError
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil, nil, er, ctx.Err()
+		case errors.As(err, &pe) || errors.As(err, &nc):
+			// B needs pivoting, or the operator was too inaccurate to converge: M's Cholesky
+			// factor decides.
+			er.LUFallback = err.Error()
+			lu = false
+		default:
+			return nil, nil, er, fmt.Errorf("eigensolver: %w", err)
+		}
+	}
+	if !lu {
+		if er.LUFallback != "" {
+			// M and its pattern were not needed so far.
+			t1 := time.Now()
+			if err := s.assembleM(ctx, w, t1, prog, rep); err != nil {
+				return nil, nil, er, err
+			}
+			toInternal, fromInternal = s.maps(false)
+			if warm != nil {
+				for j := 0; j < wp; j++ {
+					for i := range col {
+						col[i] = warm[i*wp+j]
+					}
+					toInternal(s.warm[j], col)
+				}
+			}
+		}
+		if s.op == nil {
+			if err := s.analysis(ctx, false, prog, rep); err != nil {
+				return nil, nil, er, err
+			}
+			s.es = sparse.NewEigensolver(s.pat.Matrix(), s.op)
+		}
+		s.op.SetContext(ctx)
+		if warm != nil {
+			opts.StartShift = s.baseShift
+		}
+		prog(Progress{Stage: "eigensolve"})
+		res, err = s.es.Smallest(ctx, opts)
+		sym = s.op.Symbolic()
+		er.Factorization = "cholesky"
+		er.NNZL = sym.NNZ()
+		er.Flops = sym.Flops()
+		er.NNZM = int64(s.pat.NNZ())
+		rep.Stages = append(rep.Stages,
+			StageTime{Name: "factor", Seconds: res.FactorTime.Seconds()},
+			StageTime{Name: "eigensolve", Seconds: (res.TotalTime - res.FactorTime).Seconds()})
+	}
 	er.Iterations = res.Iterations
 	er.OpApplies = res.OpApplies
 	er.Factorizations = res.Factorizations
@@ -233,9 +344,6 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			er.MaxResidual = math.Max(er.MaxResidual, r/res.NormA)
 		}
 	}
-	rep.Stages = append(rep.Stages,
-		StageTime{Name: "factor", Seconds: res.FactorTime.Seconds()},
-		StageTime{Name: "eigensolve", Seconds: (res.TotalTime - res.FactorTime).Seconds()})
 	prog(Progress{Stage: "eigensolve", Final: true})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -253,15 +361,87 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		}
 		return nil, nil, er, fmt.Errorf("eigensolver: %w (try a smaller covariance scale)", err)
 	}
-	if warm == nil {
+	if warm == nil && er.Factorization == "cholesky" {
 		s.baseShift = res.Shift
 	}
 	vecs := make([]float64, n*nev)
 	for j, v := range res.Vectors {
-		s.pat.FromInternal(col, v)
+		fromInternal(col, v)
 		for i := 0; i < n; i++ {
 			vecs[i*nev+j] = col[i]
 		}
 	}
 	return vecs, append([]float64(nil), res.Values...), er, nil
+}
+
+// analysis takes the ordering and symbolic analysis of B's pattern (lu) or M's, started beside
+// the weight stages (start) or now, and reports its stages.
+func (s *sparseEmbed) analysis(ctx context.Context, lu bool, prog func(Progress), rep *Report) error {
+	prog(Progress{Stage: "analyze"})
+	tw := time.Now()
+	if s.pend == nil { // not started beside the weights (one worker, a restored model, a fallback)
+		s.launch(ctx, lu)
+	}
+	op, gl, err := s.wait()
+	if err != nil {
+		return err
+	}
+	var sym *sparse.Symbolic
+	if lu {
+		s.lu, sym = gl, gl.Symbolic()
+	} else {
+		s.op, sym = op, op.Symbolic()
+	}
+	// The analysis ran beside the stages since start: its times are background stages,
+	// and what the fit waited for it here is the foreground stage "analysis wait".
+	ot, st := sym.Times()
+	rep.Stages = append(rep.Stages, StageTime{Name: "ordering", Seconds: ot.Seconds(), Background: true},
+		StageTime{Name: "symbolic", Seconds: st.Seconds(), Background: true})
+	rep.stage("analysis wait", tw)
+	prog(Progress{Stage: "analyze", Final: true})
+	return nil
+}
+
+// maps returns the vector maps between point order and the internal order of the LU path's
+// pattern (lu) or of M's pattern; both use the same breadth-first relabelling.
+func (s *sparseEmbed) maps(lu bool) (toInternal, fromInternal func(dst, x []float64)) {
+	if lu {
+		return s.bp.ToInternal, s.bp.FromInternal
+	}
+	return s.pat.ToInternal, s.pat.FromInternal
+}
+
+// assembleM builds M's pattern if needed and fills its values for w (the Cholesky path),
+// reporting the stage "assemble" from t0.
+func (s *sparseEmbed) assembleM(ctx context.Context, w []float64, t0 time.Time, prog func(Progress), rep *Report) error {
+	m := s.m
+	prog(Progress{Stage: "assemble"})
+	if s.pat == nil {
+		if err := s.pattern(ctx); err != nil {
+			return err
+		}
+	}
+	if err := s.pat.Fill(ctx, w, m.st.fgWorkers()); err != nil {
+		return fillError(ctx, err)
+	}
+	if m.Method.Generative() {
+		// Generations refill M: precompute where every contribution lands (once).
+		if err := s.pat.PrepareRefill(ctx, m.st.fgWorkers()); err != nil {
+			return err
+		}
+	}
+	// The pattern's build time, spent earlier when start built it, is part of the stage.
+	rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
+	s.patTime = 0
+	prog(Progress{Stage: "assemble", Final: true})
+	return nil
+}
+
+// fillError is the error of a failed assembly of M or B (non-finite weights).
+func fillError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &DegenerateError{Kind: "nonfinite", Count: 1, Example: -1,
+		Msg: fmt.Sprintf("assembling M failed: %v (weights too large: lower the covariance scale)", err)}
 }

@@ -132,7 +132,7 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 	}
 	m.st.emb = newEmbedCache(m, s.Solver)
 	if sv.Shift < 0 {
-		m.st.emb.sp = newSparseEmbed(m)
+		m.st.emb.sp = newSparseEmbed(m, s.Solver)
 		m.st.emb.sp.baseShift = sv.Shift
 	}
 	return m, nil

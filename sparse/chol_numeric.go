@@ -43,15 +43,18 @@ type Factor struct {
 	valid  bool               // the last Factorize succeeded
 }
 
+// takeLX returns the panel storage PrepareFactor prepared (its first taker gets it) or a new one.
+func (s *Symbolic) takeLX() []float64 {
+	if p := s.lx.Swap(nil); p != nil {
+		return p.take()
+	}
+	return make([]float64, s.lxPtr[s.ns])
+}
+
 // NewFactor allocates a numeric factor for the symbolic analysis s.
 func NewFactor(s *Symbolic) *Factor {
 	sc := &s.sched
-	var lx []float64
-	if p := s.lx.Swap(nil); p != nil {
-		lx = p.take()
-	} else {
-		lx = make([]float64, s.lxPtr[s.ns])
-	}
+	lx := s.takeLX()
 	f := &Factor{
 		s:      s,
 		lx:     lx,
@@ -104,16 +107,37 @@ func (f *Factor) Factorize(ctx context.Context, val []float64, shift float64) er
 func (f *Factor) factorize(ctx context.Context, val []float64, shift float64) error {
 	s := f.s
 	f.valid = false
-	sc := &s.sched
 	val = val[:s.nnzIn]
+	err := s.eachNode(ctx, func(ctx context.Context, t int32, st, nw int) error { return f.node(ctx, t, val, shift, st, nw) })
+	if err != nil {
+		return err
+	}
+	f.valid = true
+	return nil
+}
+
+// eachNode calls fn for every supernode in the schedule's order: each worker's subtree list on
+// the workers (stack st = the list's index, one worker for the dense kernels), then the top
+// supernodes (stack sc.workers, all workers). It stops at the first error, and returns
+// ctx.Err() when ctx is done (checked before every supernode).
+func (s *Symbolic) eachNode(ctx context.Context, fn func(ctx context.Context, t int32, st, nw int) error) error {
+	sc := &s.sched
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := parallel.For(ctx, sc.workers, s.conc, func(ctx context.Context, w0, lo, hi int) error {
+	step := func(ctx context.Context, t int32, st, nw int) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		return fn(ctx, t, st, nw)
+	}
+	err := parallel.For(ctx, sc.workers, s.conc, func(ctx context.Context, _, lo, hi int) error {
 		for w := lo; w < hi; w++ {
 			for _, r := range sc.subtrees[w] {
 				for t := sc.sDesc[r]; t <= r; t++ {
-					if err := f.node(ctx, t, val, shift, w, 1); err != nil {
+					if err := step(ctx, t, w, 1); err != nil {
 						return err
 					}
 				}
@@ -125,27 +149,25 @@ func (f *Factor) factorize(ctx context.Context, val []float64, shift float64) er
 		return err
 	}
 	for _, t := range sc.top {
-		if err := f.node(ctx, t, val, shift, sc.workers, sc.workers); err != nil {
+		if err := step(ctx, t, sc.workers, sc.workers); err != nil {
 			return err
 		}
 	}
-	f.valid = true
 	return nil
+}
+
+// nodeShape returns supernode t's first column c0, its width w and its number of rows m.
+func (s *Symbolic) nodeShape(t int32) (c0, w, m int) {
+	c0 = int(s.sFirst[t])
+	return c0, int(s.sFirst[t+1]) - c0, int(s.sRowPtr[t+1] - s.sRowPtr[t])
 }
 
 // node assembles, factors and updates supernode t using stack st and nw workers for its
 // dense kernels.
 func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64, st, nw int) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	default:
-	}
 	s := f.s
 	sc := &s.sched
-	c0 := int(s.sFirst[t])
-	w := int(s.sFirst[t+1]) - c0
-	m := int(s.sRowPtr[t+1] - s.sRowPtr[t])
+	c0, w, m := s.nodeShape(t)
 	mu := m - w
 	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 	clear(p)
@@ -259,12 +281,12 @@ func (f *Factor) panel(ctx context.Context, p []float64, m, w, st, nw int) (int,
 			return k0 + j, d
 		}
 		if m > k1 {
-			trsmSub(nw, f.s.conc, m-k1, b, p[k0*w+k0:], w, p[k1*w+k0:], w)
+			trsmSub(nw, f.s.conc, m-k1, b, p[k0*w+k0:], w, p[k1*w+k0:], w, blas.NonUnit)
 		}
 		if w > k1 {
 			syrkSub(nw, f.s.conc, w-k1, b, p[k1*w+k0:], w, 1, p[k1*w+k1:], w)
 			if m > w {
-				gemmSub(nw, f.s.conc, m-w, w-k1, b, p[w*w+k0:], w, p[k1*w+k0:], w, p[w*w+k1:], w)
+				gemmSub(nw, f.s.conc, m-w, w-k1, b, p[w*w+k0:], w, p[k1*w+k0:], w, 1, p[w*w+k1:], w)
 			}
 		}
 	}
@@ -341,17 +363,26 @@ func syrkSmall(mu, w int, l, u []float64) {
 			}
 		}
 	default:
-		for i := 0; i < mu; i++ {
-			li := l[i*w : i*w+w]
-			ur := u[i*mu : i*mu+i+1]
-			for j := range ur {
-				lj := l[j*w : j*w+w]
-				x := 0.0
-				for k, v := range li {
-					x += v * lj[k]
-				}
-				ur[j] = -x
+		negABt(mu, w, l, l, u, true)
+	}
+}
+
+// negABt sets c = -a b^T for the mu x w row-major a and b (lda = ldb = w) and the mu x mu c,
+// only its lower triangle when lower, in Go (for small w).
+func negABt(mu, w int, a, b, c []float64, lower bool) {
+	for i := 0; i < mu; i++ {
+		ai := a[i*w : i*w+w]
+		ci := c[i*mu : i*mu+mu]
+		if lower {
+			ci = ci[:i+1]
+		}
+		for j := range ci {
+			bj := b[j*w : j*w+w]
+			x := 0.0
+			for k, v := range ai {
+				x += v * bj[k]
 			}
+			ci[j] = -x
 		}
 	}
 }
@@ -401,16 +432,16 @@ func splitRows(nw, conc, n int, cum func(i int) float64, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// trsmSub computes b = b L^{-T} for the n x n lower triangular l (ldl) and the m x n b (ldb),
-// splitting the rows of b across nw workers when large.
-func trsmSub(nw, conc, m, n int, l []float64, ldl int, b []float64, ldb int) {
+// trsmSub computes b = b L^{-T} for the n x n lower triangular l (ldl; unit diagonal or not)
+// and the m x n b (ldb), splitting the rows of b across nw workers when large.
+func trsmSub(nw, conc, m, n int, l []float64, ldl int, b []float64, ldb int, diag blas.Diag) {
 	bl := kernels.Current().BLAS()
 	if nw <= 1 || float64(m)*float64(n)*float64(n) < parMinFlops {
-		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, ldl, b, ldb)
+		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, diag, m, n, 1, l, ldl, b, ldb)
 		return
 	}
 	splitRows(nw, conc, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
-		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, hi-lo, n, 1, l, ldl, b[lo*ldb:], ldb)
+		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, diag, hi-lo, n, 1, l, ldl, b[lo*ldb:], ldb)
 	})
 }
 
@@ -431,14 +462,15 @@ func syrkSub(nw, conc, n, k int, a []float64, lda int, beta float64, c []float64
 	})
 }
 
-// gemmSub computes c -= a b^T for the m x k a, n x k b and m x n c, splitting rows of c.
-func gemmSub(nw, conc, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+// gemmSub computes c = beta c - a b^T for the m x k a, n x k b and m x n c, splitting rows of c
+// across nw workers when large.
+func gemmSub(nw, conc, m, n, k int, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	bl := kernels.Current().BLAS()
 	if nw <= 1 || float64(m)*float64(n)*float64(k) < parMinFlops {
-		bl.Dgemm(blas.NoTrans, blas.Trans, m, n, k, -1, a, lda, b, ldb, 1, c, ldc)
+		bl.Dgemm(blas.NoTrans, blas.Trans, m, n, k, -1, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	splitRows(nw, conc, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
-		bl.Dgemm(blas.NoTrans, blas.Trans, hi-lo, n, k, -1, a[lo*lda:], lda, b, ldb, 1, c[lo*ldc:], ldc)
+		bl.Dgemm(blas.NoTrans, blas.Trans, hi-lo, n, k, -1, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
 	})
 }

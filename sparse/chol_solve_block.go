@@ -68,13 +68,18 @@ func (f *Factor) solveBlock(dst, b []float64, nrhs int, cols bool) {
 // the top supernodes' own steps; the backward steps run the top first, then the subtrees. Every
 // entry of y receives the subtractions of the sequential solve in the same order, so the
 // result has the same bits for any number of workers.
-func (f *Factor) solveInterleaved(y []float64, nrhs int) {
+func (f *Factor) solveInterleaved(y []float64, nrhs int) { f.solvePair(f, y, nrhs) }
+
+// solvePair is solveInterleaved with the forward steps on f's panels and the backward steps on
+// b's (the same Symbolic): b = f solves with L L^T, and an LU factor's views solve with L U or
+// U^T L^T (LUFactor). f's solve plan and buffers serve both.
+func (f *Factor) solvePair(b *Factor, y []float64, nrhs int) {
 	s := f.s
 	be := kernels.Current()
 	if !f.parallelSolve() {
 		tmp := f.tmpBuf(s.maxUpdate * nrhs)
 		f.forwardRangeBlock(be, 0, s.ns, y, tmp, nrhs, nil, nil)
-		f.backwardRangeBlock(be, 0, s.ns, y, tmp, nrhs)
+		b.backwardRangeBlock(be, 0, s.ns, y, tmp, nrhs)
 		return
 	}
 	sc := &s.sched
@@ -106,12 +111,12 @@ func (f *Factor) solveInterleaved(y []float64, nrhs int) {
 	}
 	for t := s.ns - 1; t >= 0; t-- {
 		if p.rootOf[t] < 0 {
-			f.backwardRangeBlock(be, t, t+1, y, tmp, nrhs)
+			b.backwardRangeBlock(be, t, t+1, y, tmp, nrhs)
 		}
 	}
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
-			f.backwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, tmps[w], nrhs)
+			b.backwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, tmps[w], nrhs)
 		}
 	})
 }

@@ -200,18 +200,8 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 		return nil, err
 	}
 	order, label, comps := bfsOrder(n, k, nbr)
-	nbr2 := make([]int32, n*k)
 	// Without the context: a partly relabelled graph must never reach newMPattern.
-	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
-		for r := lo; r < hi; r++ {
-			i := int(order[r])
-			dst := nbr2[r*k : r*k+k]
-			for j, b := range nbr[i*k : i*k+k] {
-				dst[j] = label[b]
-			}
-		}
-		return nil
-	})
+	nbr2 := relabelGraph(n, k, nbr, order, label, workers)
 	p, err := newMPattern(ctx, n, k, nbr2, workers) // a relabelled valid graph is valid
 	if err != nil {
 		return nil, err
@@ -242,26 +232,53 @@ func checkNeighbours(n, k int, nbr []int32) error {
 	return nil
 }
 
-// bfsOrder numbers the points in breadth-first order of the undirected neighbour graph
-// (neighbours and reverse neighbours, in list order), each component from its lowest-numbered
-// point: order[r] is the point numbered r, label[i] the number of point i; comps is the
-// number of connected components.
-func bfsOrder(n, k int, nbr []int32) (order, label []int32, comps int) {
-	revPtr := make([]int32, n+1)
+// reverseSlots returns the reverse adjacency of the neighbour lists nbr by counting sort: the
+// slots s with nbr[s] = a are rev[revPtr[a]:revPtr[a+1]], ascending.
+func reverseSlots(n int, nbr []int32) (revPtr, rev []int32) {
+	revPtr = make([]int32, n+1)
 	for _, b := range nbr {
 		revPtr[b+1]++
 	}
 	for a := 0; a < n; a++ {
 		revPtr[a+1] += revPtr[a]
 	}
-	rev := make([]int32, n*k)
+	rev = make([]int32, len(nbr))
 	next := make([]int32, n)
 	copy(next, revPtr[:n])
 	for s, b := range nbr {
-		rev[next[b]] = int32(s / k)
+		rev[next[b]] = int32(s)
 		next[b]++
 	}
-	label = next // reuse
+	return revPtr, rev
+}
+
+// relabelGraph returns the neighbour lists in the numbering of order and label (row r lists
+// point order[r]'s neighbours by their labels), built on workers goroutines.
+func relabelGraph(n, k int, nbr, order, label []int32, workers int) []int32 {
+	out := make([]int32, n*k)
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			i := int(order[r])
+			dst := out[r*k : r*k+k]
+			for j, b := range nbr[i*k : i*k+k] {
+				dst[j] = label[b]
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// bfsOrder numbers the points in breadth-first order of the undirected neighbour graph
+// (neighbours and reverse neighbours, in list order), each component from its lowest-numbered
+// point: order[r] is the point numbered r, label[i] the number of point i; comps is the
+// number of connected components.
+func bfsOrder(n, k int, nbr []int32) (order, label []int32, comps int) {
+	revPtr, rev := reverseSlots(n, nbr)
+	for q, s := range rev {
+		rev[q] = s / int32(k)
+	}
+	label = make([]int32, n)
 	for i := range label {
 		label[i] = -1
 	}
@@ -300,17 +317,22 @@ func (p *MPattern) Components() int { return p.components }
 // every row holds: row a is the union of S_i over i in {a} ∪ R(a), and a is in S_a), the
 // graph buildGraphCount forms from it, on workers goroutines writing disjoint rows.
 func (p *MPattern) graph(workers int) *graph {
-	n := p.n
+	return patternGraph(p.n, p.rowPtr, p.colIdx, workers)
+}
+
+// patternGraph returns the adjacency graph of a symmetric CSR pattern whose every row holds
+// its diagonal entry (the rows without it), built on workers goroutines writing disjoint rows.
+func patternGraph(n int, rowPtr []int, colIdx []int32, workers int) *graph {
 	xadj := make([]int, n+1)
 	for i := range xadj {
-		xadj[i] = p.rowPtr[i] - i
+		xadj[i] = rowPtr[i] - i
 	}
 	adj := make([]int32, xadj[n])
 	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
 		for a := lo; a < hi; a++ {
 			out := adj[xadj[a]:xadj[a+1]]
 			j := 0
-			for _, c := range p.colIdx[p.rowPtr[a]:p.rowPtr[a+1]] {
+			for _, c := range colIdx[rowPtr[a]:rowPtr[a+1]] {
 				if int(c) != a {
 					out[j] = c
 					j++
@@ -320,6 +342,22 @@ func (p *MPattern) graph(workers int) *graph {
 		return nil
 	})
 	return &graph{n: n, xadj: xadj, adj: adj}
+}
+
+// reorderRows returns dst (reallocated when its length is not len(w)) holding the k-vectors of w
+// in the stored-row order: row r is w's row order[r].
+func reorderRows(ctx context.Context, dst, w []float64, order []int32, k, workers int) []float64 {
+	if len(dst) != len(w) {
+		dst = make([]float64, len(w))
+	}
+	_ = parallel.For(ctx, len(order), workers, func(_ context.Context, _, lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			i := int(order[r])
+			copy(dst[r*k:r*k+k], w[i*k:i*k+k])
+		}
+		return nil
+	})
+	return dst
 }
 
 // Order returns the point of each stored row (nil: the input order, NewMPattern).
@@ -377,21 +415,11 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	}
 	if p.order != nil {
 		// Weights in stored-row order: row r of W belongs to point order[r].
-		if len(p.wbuf) != n*k {
-			p.wbuf = make([]float64, n*k)
-		}
-		wb := p.wbuf
-		_ = parallel.For(ctx, n, workers, func(_ context.Context, _, lo, hi int) error {
-			for r := lo; r < hi; r++ {
-				i := int(p.order[r])
-				copy(wb[r*k:r*k+k], w[i*k:i*k+k])
-			}
-			return nil
-		})
+		p.wbuf = reorderRows(ctx, p.wbuf, w, p.order, k, workers)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		w = wb
+		w = p.wbuf
 	}
 	p.ensureScratch(workers)
 	nbr, rowPtr, colIdx, val := p.nbr, p.rowPtr, p.colIdx, p.val

@@ -1,2 +1,2 @@
-// Package sparse assembles M = (I-W)^T (I-W) in CSR form, factors it with a sparse Cholesky and finds its smallest eigenpairs.
+// Package sparse assembles B = I-W and M = (I-W)^T (I-W) in CSR form, factors B (LU) or M (Cholesky) supernodally and finds M's smallest eigenpairs.
 package sparse

@@ -173,8 +173,10 @@ func parseSolver(s string) (engine.Solver, error) {
 		return engine.SolverSparse, nil
 	case "dense":
 		return engine.SolverDense, nil
+	case "sparse-cholesky":
+		return engine.SolverSparseCholesky, nil
 	}
-	return 0, badInput("use auto, sparse or dense", "unknown solver %q", clip(s))
+	return 0, badInput("use auto, sparse, dense or sparse-cholesky", "unknown solver %q", clip(s))
 }
 
 func solverName(s engine.Solver) string {
@@ -183,6 +185,8 @@ func solverName(s engine.Solver) string {
 		return "sparse"
 	case engine.SolverDense:
 		return "dense"
+	case engine.SolverSparseCholesky:
+		return "sparse-cholesky"
 	}
 	return "auto"
 }
@@ -324,7 +328,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.str(&r.regMode, "reg-mode", "trace", "MODE", "trace (ridge R*tr(G_i)) or absolute (ridge R, the authors' code)")
 	f.float(&r.directRidge, "direct-ridge", 0, "R", "ridge added to singular direct-paper matrices (0: singular is an error)")
 	f.str(&r.scaling, "scaling", "unit", "S", "unit (unit-norm eigenvectors) or paper ((1/n) Y^T Y = I)")
-	f.str(&r.solver, "solver", "auto", "S", "eigensolver: auto, sparse or dense (dense: O(n^3), n <= 20000)")
+	f.str(&r.solver, "solver", "auto", "S", "eigensolver: auto, sparse, dense (O(n^3), n <= 20000) or sparse-cholesky (Cholesky of M instead of the LU of B = I - W)")
 	f.int(&r.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&r.maxMem, "max-mem", "", "SIZE", "refuse fits whose estimated peak memory exceeds SIZE (bytes, or 500M, 6G; 0: no limit)", "the physical memory")
 	f.int(&c.generations, "generations", 0, "also write G generations Y_gen000 ... (em, direct, em-paper, direct-paper)")
@@ -501,7 +505,7 @@ func generateFlags(c *generateConfig) *flags {
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a (a*Omega_i or a*Gamma_i)")
 	f.u64(&c.seed, "seed", 1, "seed of the draws; the embed run's seed reproduces its generations exactly")
 	f.str(&c.out, "out", "", "PREFIX", "writes PREFIX_gen000.npy ...; a PREFIX ending in .npy/.csv picks the format (required)")
-	f.str(&c.solver, "solver", "", "S", "eigensolver: auto, sparse or dense", "the model's")
+	f.str(&c.solver, "solver", "", "S", "eigensolver: auto, sparse, dense or sparse-cholesky", "the model's")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
 	c.analysis.register(f, true)
@@ -576,7 +580,7 @@ func figuresFlags(c *figuresConfig, solver, figs *string) *flags {
 	f.int(&c.k, "k", 10, "neighbours per point")
 	f.u64(&c.seed, "seed", 1, "seed of the datasets and the generations")
 	f.str(figs, "figs", "2,3,4,5,6", "LIST", "which figures to draw (comma separated subset of 2,3,4,5,6)")
-	f.str(solver, "solver", "auto", "S", "eigensolver: auto, sparse or dense")
+	f.str(solver, "solver", "auto", "S", "eigensolver: auto, sparse, dense or sparse-cholesky")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs)")
 	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
 	return f

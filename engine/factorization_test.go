@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"glle/bench"
+	"glle/sparse"
+)
+
+// TestSparseFactorizations fits the Swiss roll through the LU path (SolverSparse: B = I - W),
+// the Cholesky path (SolverSparseCholesky: M - sigma I) and the dense oracle, and checks that
+// they agree: eigenvalues, embeddings as subspaces, and a generation.
+func TestSparseFactorizations(t *testing.T) {
+	X, _ := bench.SwissRoll(1500, 21)
+	ctx := context.Background()
+	// The paper modes' weights need not sum to one: they always factor M (their embeddings
+	// are not compared: the EMPaper spectrum is degenerate at the bottom).
+	for _, meth := range []Method{EMPaper, DirectPaper} {
+		m, err := Fit(ctx, X, Settings{Method: meth, DirectRidge: 1e-3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := m.Report.Eigen.Factorization; f != "cholesky" {
+			t.Errorf("%v: factorization %q, want cholesky", meth, f)
+		}
+	}
+	for _, meth := range []Method{LLE, EM, Direct} {
+		fits := map[Solver]*Model{}
+		for _, solver := range []Solver{SolverSparse, SolverSparseCholesky, SolverDense} {
+			m, err := Fit(ctx, X, Settings{Method: meth, Solver: solver})
+			if err != nil {
+				t.Fatalf("%v %v: %v", meth, solver, err)
+			}
+			fits[solver] = m
+		}
+		want := map[Solver]string{SolverSparse: "lu", SolverSparseCholesky: "cholesky"}
+		dense := fits[SolverDense]
+		for solver, f := range want {
+			m := fits[solver]
+			if got := m.Report.Eigen.Factorization; got != f || m.Report.Eigen.LUFallback != "" {
+				t.Errorf("%v %v: factorization %q (fallback %q), want %q", meth, solver, got, m.Report.Eigen.LUFallback, f)
+			}
+			for j, v := range m.Eigenvalues {
+				// Dense and sparse resolve eigenvalues ~1e-8 to about 1e-16 ||M|| / lambda
+				// relative; 1e-5 leaves room for the dense oracle's own error.
+				if d := math.Abs(v - dense.Eigenvalues[j]); d > 1e-5*dense.Eigenvalues[j] {
+					t.Errorf("%v %v: eigenvalue %d = %g, dense %g", meth, solver, j, v, dense.Eigenvalues[j])
+				}
+			}
+			// Tolerance as in TestBackendsAgree.
+			if s := maxPrincipalSine(m.Embedding, dense.Embedding); s > 1e-6 {
+				t.Errorf("%v %v: embedding differs from the dense solver's: sine %g", meth, solver, s)
+			}
+		}
+		if meth == LLE {
+			continue
+		}
+		ya, _, err := fits[SolverSparse].Generate(ctx, 5, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yb, rb, err := fits[SolverSparseCholesky].Generate(ctx, 5, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rb.Eigen.Factorization != "cholesky" {
+			t.Errorf("%v: SolverSparseCholesky generation used %q", meth, rb.Eigen.Factorization)
+		}
+		if s := maxPrincipalSine(ya, yb); s > 1e-6 {
+			t.Errorf("%v generation: LU and Cholesky paths differ: sine %g", meth, s)
+		}
+	}
+}
+
+// TestLUFallback makes the LU eigensolve fail and checks that the fit and a generation fall
+// back to M's Cholesky factor, report it, and give the same embeddings.
+func TestLUFallback(t *testing.T) {
+	X, _ := bench.SwissRoll(2000, 22)
+	ctx := context.Background()
+	ref, err := Fit(ctx, X, Settings{Method: EM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yref, _, err := ref.Generate(ctx, 2, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	luFailHook = func() error { return &sparse.PivotError{Column: 7, Pivot: 1e-12} }
+	defer func() { luFailHook = nil }()
+	m, err := Fit(ctx, X, Settings{Method: EM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	er := m.Report.Eigen
+	if er.Factorization != "cholesky" || er.LUFallback == "" || er.NNZM == 0 {
+		t.Fatalf("factorization %q, fallback %q, nnz(M) %d: want the Cholesky fallback reported", er.Factorization, er.LUFallback, er.NNZM)
+	}
+	if s := maxPrincipalSine(m.Embedding, ref.Embedding); s > 1e-6 { // as TestBackendsAgree
+		t.Errorf("fallback embedding differs: sine %g", s)
+	}
+	y, rep, err := m.Generate(ctx, 2, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Eigen.Factorization != "cholesky" || rep.Eigen.LUFallback == "" {
+		t.Errorf("generation: factorization %q, fallback %q", rep.Eigen.Factorization, rep.Eigen.LUFallback)
+	}
+	if s := maxPrincipalSine(y, yref); s > 1e-6 {
+		t.Errorf("fallback generation differs: sine %g", s)
+	}
+}

@@ -1,0 +1,398 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"glle/parallel"
+)
+
+// BPattern is the sparsity pattern of B + B^T for B = I - W, the matrix whose Gram matrix is
+// M = B^T B (paper Eq. (43)), with the points relabelled in the breadth-first order of
+// NewMPatternLocal (the same relabelling, so vectors map the same way). Row a holds a itself,
+// its neighbours N(a) and the points that have a as a neighbour, sorted: on a kNN graph about
+// 12 entries per row against M's 30, so its fill under a Cholesky-type elimination is several
+// times smaller (Swiss roll, n = 200k, k = 10: about 49 entries of L per row against M's 163).
+// Fill computes the values of B and of B^T in this one pattern, which is what the LU
+// factorization (LUFactor) reads; MulVec applies M = B^T B without forming it.
+//
+// A BPattern is not safe for concurrent use.
+type BPattern struct {
+	n, k         int
+	order, label []int32   // row r is point order[r]; point i is row label[i]
+	nbr          []int32   // n*k neighbours in internal labels
+	comps        int       // connected components of the neighbour graph
+	rowPtr       []int     // n+1
+	colIdx       []int32   // sorted within each row, diagonal included
+	fwd          []int32   // per entry (a, c): slot s = a*k+j with nbr[s] = c (B[a][c] = -w[s]); -1 none, -2 diagonal
+	rev          []int32   // per entry (a, c): slot s = c*k+j with nbr[s] = a (B[c][a] = -w[s]); -1 none, -2 diagonal
+	val          []float64 // B[a][c] per entry
+	valT         []float64 // B[c][a] per entry
+	wbuf         []float64 // weights in internal order
+	tmp          []float64 // MulVec scratch
+	normM        float64   // ||B^T B||_inf of the current values
+	workers      int
+	r1, bound    []float64 // NormInf scratch: ||B[i][:]||_1 and the row-sum bounds
+	pairs        []colVal  // NormInf scratch: one row's contributions
+}
+
+// NewBPattern builds the pattern of B + B^T for the neighbour graph nbr (n*k entries, as for
+// NewMPattern; invalid graphs return an error) in breadth-first order, on workers goroutines;
+// the result does not depend on their number. Values are zero until Fill is called.
+func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPattern, error) {
+	if err := checkGraph(n, k, nbr); err != nil {
+		return nil, err
+	}
+	workers = parallel.Workers(workers)
+	order, label, comps := bfsOrder(n, k, nbr)
+	b := &BPattern{n: n, k: k, order: order, label: label, comps: comps, workers: workers,
+		nbr: relabelGraph(n, k, nbr, order, label, workers), rowPtr: make([]int, n+1)}
+	nb := b.nbr
+	revPtr, revIdx := reverseSlots(n, nb)
+	// Each worker builds its contiguous range of rows into its own buffers; the row lengths
+	// then fix the offsets and the buffers are copied into place.
+	type part struct {
+		cols, fw, rv []int32
+	}
+	nw := min(workers, n)
+	parts := make([]part, nw)
+	err := parallel.For(ctx, n, nw, func(ctx context.Context, w, lo, hi int) error {
+		pt := &parts[w]
+		est := (hi - lo) * (2*k + 2)
+		pt.cols = make([]int32, 0, est)
+		pt.fw = make([]int32, 0, est)
+		pt.rv = make([]int32, 0, est)
+		for a := lo; a < hi; a++ {
+			if (a-lo)&4095 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			start := len(pt.cols)
+			pt.cols = append(pt.cols, int32(a))
+			pt.fw = append(pt.fw, -2)
+			pt.rv = append(pt.rv, -2)
+			for j, c := range nb[a*k : a*k+k] {
+				pt.cols = append(pt.cols, c)
+				pt.fw = append(pt.fw, int32(a*k+j))
+				pt.rv = append(pt.rv, -1)
+			}
+			own := pt.cols[start+1 : start+1+k]
+			for _, s := range revIdx[revPtr[a]:revPtr[a+1]] {
+				i := s / int32(k)
+				if q := slices.Index(own, i); q >= 0 {
+					pt.rv[start+1+q] = s
+					continue
+				}
+				pt.cols = append(pt.cols, i)
+				pt.fw = append(pt.fw, -1)
+				pt.rv = append(pt.rv, s)
+			}
+			cols, fw, rv := pt.cols[start:], pt.fw[start:], pt.rv[start:]
+			for x := 1; x < len(cols); x++ { // insertion sort: rows are short
+				for y := x; y > 0 && cols[y] < cols[y-1]; y-- {
+					cols[y], cols[y-1] = cols[y-1], cols[y]
+					fw[y], fw[y-1] = fw[y-1], fw[y]
+					rv[y], rv[y-1] = rv[y-1], rv[y]
+				}
+			}
+			b.rowPtr[a+1] = len(cols)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for a := 0; a < n; a++ {
+		b.rowPtr[a+1] += b.rowPtr[a]
+	}
+	nnz := b.rowPtr[n]
+	if nnz > math.MaxInt32 {
+		return nil, fmt.Errorf("sparse: NewBPattern: %d entries exceed the 32-bit index range", nnz)
+	}
+	b.colIdx = make([]int32, nnz)
+	b.fwd = make([]int32, nnz)
+	b.rev = make([]int32, nnz)
+	b.val = make([]float64, nnz)
+	b.valT = make([]float64, nnz)
+	_ = parallel.For(context.Background(), nw, nw, func(_ context.Context, _, lo, hi int) error {
+		for w := lo; w < hi; w++ {
+			o := b.rowPtr[w*n/nw] // part w covers rows [w*n/nw, (w+1)*n/nw) (parallel.For's split)
+			copy(b.colIdx[o:], parts[w].cols)
+			copy(b.fwd[o:], parts[w].fw)
+			copy(b.rev[o:], parts[w].rv)
+		}
+		return nil
+	})
+	return b, nil
+}
+
+// Components returns the number of connected components of the neighbour graph (neighbours and
+// reverse neighbours).
+func (b *BPattern) Components() int { return b.comps }
+
+// ToInternal sets dst (length n, internal order) to the point-order vector x.
+func (b *BPattern) ToInternal(dst, x []float64) {
+	if len(dst) != b.n || len(x) != b.n {
+		panic("sparse: BPattern.ToInternal: length mismatch")
+	}
+	for r, i := range b.order {
+		dst[r] = x[i]
+	}
+}
+
+// FromInternal sets dst (length n, point order) to the internal-order vector x.
+func (b *BPattern) FromInternal(dst, x []float64) {
+	if len(dst) != b.n || len(x) != b.n {
+		panic("sparse: BPattern.FromInternal: length mismatch")
+	}
+	for r, i := range b.order {
+		dst[i] = x[r]
+	}
+}
+
+// N returns the order of B.
+func (b *BPattern) N() int { return b.n }
+
+// NNZ returns the number of stored entries of the pattern.
+func (b *BPattern) NNZ() int { return b.rowPtr[b.n] }
+
+// Fill sets the values of B = I - W for the weights w (n*k, point order, aligned with the
+// neighbour graph as for MPattern.Fill). Non-finite weights return an error.
+func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
+	n, k := b.n, b.k
+	if len(w) != n*k {
+		return fmt.Errorf("sparse: BPattern.Fill: len(w) = %d, want n*k = %d", len(w), n*k)
+	}
+	b.wbuf = reorderRows(ctx, b.wbuf, w, b.order, k, workers)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w = b.wbuf
+	b.normM = -1
+	return parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+				var v, vt float64
+				switch f := b.fwd[q]; {
+				case f == -2:
+					v, vt = 1, 1
+				case f >= 0:
+					v = -w[f]
+				}
+				if r := b.rev[q]; r >= 0 {
+					vt = -w[r]
+				}
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("sparse: BPattern.Fill: non-finite weight in row %d", a)
+				}
+				b.val[q], b.valT[q] = v, vt
+			}
+		}
+		return nil
+	})
+}
+
+// MulVec sets dst = M x = B^T (B x) (internal order) with the current values, on the
+// pattern's workers; the result does not depend on their number. It implements SymMatrix.
+func (b *BPattern) MulVec(dst, x []float64) {
+	if len(dst) != b.n || len(x) != b.n {
+		panic("sparse: BPattern.MulVec: length mismatch")
+	}
+	if len(b.tmp) != b.n {
+		b.tmp = make([]float64, b.n)
+	}
+	b.mul(b.tmp, x, b.val)
+	b.mul(dst, b.tmp, b.valT)
+}
+
+// NormInf returns ||M||_inf = max_a sum_c |M[a][c]| for M = B^T B with the current values,
+// computed once per Fill. Row a of M is the sum of B[i][a] B[i][:] over its contributors: i = a
+// (B[a][a] = 1) and the points i having a as a neighbour (B[i][a] = -w_i,a). The triangle
+// inequality bounds its absolute sum by U_a = sum_i |B[i][a]| ||B[i][:]||_1, which costs O(nnz);
+// the exact sums are computed only for the rows whose bound is not below the largest exact sum
+// found, in decreasing order of the bound (usually a handful of rows). It implements SymMatrix.
+func (b *BPattern) NormInf() float64 {
+	if b.normM >= 0 {
+		return b.normM
+	}
+	n, k := b.n, b.k
+	w := b.wbuf
+	if len(b.bound) != n {
+		b.bound = make([]float64, n)
+		b.r1 = make([]float64, n)
+	}
+	r1, bound := b.r1, b.bound
+	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			s := 1.0
+			for _, v := range w[i*k : i*k+k] {
+				s += math.Abs(v)
+			}
+			r1[i] = s
+		}
+		return nil
+	})
+	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			u := r1[a]
+			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+				if s := b.rev[q]; s >= 0 {
+					u += math.Abs(w[s]) * r1[b.colIdx[q]]
+				}
+			}
+			bound[a] = u
+		}
+		return nil
+	})
+	top := 0
+	for a, u := range bound {
+		if u > bound[top] {
+			top = a
+		}
+	}
+	// The exact sum of the row with the largest bound is a first lower bound of the norm; only
+	// rows whose bound reaches it can hold the maximum.
+	lower := b.rowSum(top)
+	var cand []int32
+	for a, u := range bound {
+		if u >= lower && a != top {
+			cand = append(cand, int32(a))
+		}
+	}
+	if len(cand) > normCandMax {
+		b.normM = b.normAll()
+		return b.normM
+	}
+	slices.SortFunc(cand, func(x, y int32) int {
+		switch {
+		case bound[x] > bound[y]:
+			return -1
+		case bound[x] < bound[y]:
+			return 1
+		}
+		return int(x - y)
+	})
+	for _, a := range cand {
+		if bound[a] < lower {
+			break
+		}
+		lower = max(lower, b.rowSum(int(a)))
+	}
+	b.normM = lower
+	return lower
+}
+
+// normCandMax: NormInf sums every row exactly (normAll) when more rows than this could hold
+// the maximum (weights of similar size everywhere).
+const normCandMax = 4096
+
+// normAll returns max_a sum_c |M[a][c]| over all rows, each accumulated in a dense per-worker
+// array whose entries are claimed by a per-row stamp (at n = 200k about 45 ms on two workers).
+func (b *BPattern) normAll() float64 {
+	n, k, nw := b.n, b.k, min(b.workers, b.n)
+	nb, w := b.nbr, b.wbuf
+	maxes := make([]float64, nw)
+	_ = parallel.For(context.Background(), n, nw, func(_ context.Context, wk, lo, hi int) error {
+		acc := make([]float64, n)
+		stamp := make([]int32, n)
+		for i := range stamp {
+			stamp[i] = -1
+		}
+		touched := make([]int32, 0, 256)
+		mx := 0.0
+		for a := lo; a < hi; a++ {
+			a32 := int32(a)
+			touched = touched[:0]
+			add := func(j int32, v float64) {
+				if stamp[j] != a32 {
+					stamp[j] = a32
+					acc[j] = v
+					touched = append(touched, j)
+				} else {
+					acc[j] += v
+				}
+			}
+			contrib := func(i int, c float64) {
+				add(int32(i), c)
+				for j, d := range nb[i*k : i*k+k] {
+					add(d, -c*w[i*k+j])
+				}
+			}
+			contrib(a, 1)
+			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+				if s := b.rev[q]; s >= 0 {
+					contrib(int(b.colIdx[q]), -w[s])
+				}
+			}
+			sum := 0.0
+			for _, j := range touched {
+				sum += math.Abs(acc[j])
+			}
+			mx = max(mx, sum)
+		}
+		maxes[wk] = mx
+		return nil
+	})
+	return slices.Max(maxes)
+}
+
+// rowSum returns sum_c |M[a][c]| exactly: the row's contributions are gathered as (column,
+// value) pairs, sorted by column and summed column by column.
+func (b *BPattern) rowSum(a int) float64 {
+	k, w := b.k, b.wbuf
+	pairs := b.pairs[:0]
+	contrib := func(i int, c float64) {
+		pairs = append(pairs, colVal{int32(i), c})
+		for j, d := range b.nbr[i*k : i*k+k] {
+			pairs = append(pairs, colVal{d, -c * w[i*k+j]})
+		}
+	}
+	contrib(a, 1)
+	for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+		if s := b.rev[q]; s >= 0 {
+			contrib(int(b.colIdx[q]), -w[s])
+		}
+	}
+	slices.SortStableFunc(pairs, func(x, y colVal) int { return int(x.c - y.c) })
+	sum := 0.0
+	for i := 0; i < len(pairs); {
+		j, v := i, 0.0
+		for ; j < len(pairs) && pairs[j].c == pairs[i].c; j++ {
+			v += pairs[j].v
+		}
+		sum += math.Abs(v)
+		i = j
+	}
+	b.pairs = pairs
+	return sum
+}
+
+// colVal is one contribution to a row of M.
+type colVal struct {
+	c int32
+	v float64
+}
+
+// mul sets dst = B x (val) or B^T x (valT), internal order.
+func (b *BPattern) mul(dst, x, val []float64) {
+	if len(dst) != b.n || len(x) != b.n {
+		panic("sparse: BPattern: length mismatch")
+	}
+	_ = parallel.For(context.Background(), b.n, b.workers, func(_ context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			s := 0.0
+			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+				s += val[q] * x[b.colIdx[q]]
+			}
+			dst[a] = s
+		}
+		return nil
+	})
+}
+
+// graph returns the adjacency graph of the pattern for the ordering, built on the pattern's
+// workers.
+func (b *BPattern) graph() *graph { return patternGraph(b.n, b.rowPtr, b.colIdx, b.workers) }

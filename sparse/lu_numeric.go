@@ -1,0 +1,354 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+
+	"glle/kernels"
+)
+
+// PivotError reports a pivot of the unpivoted LU factorization that is too small to divide
+// by: the matrix needs pivoting (or a different ordering), which LUFactor does not do.
+type PivotError struct {
+	Column int     // original index of the column whose pivot failed
+	Pivot  float64 // its value
+}
+
+// Error implements error.
+func (e *PivotError) Error() string {
+	return fmt.Sprintf("sparse: LU pivot %g at column %d is too small for a factorization without pivoting", e.Pivot, e.Column)
+}
+
+// luGoPanel: panels this narrow are factored entirely by the Go kernel (wider ones by blocks:
+// the Go kernel on each diagonal block, Dtrsm and Dgemm for the rest).
+const luGoPanel = smallPanel
+
+// luPivotTol is the smallest pivot magnitude LUFactor accepts, relative to the largest
+// absolute entry of the matrix's diagonal: a smaller one would amplify rounding errors by
+// more than 1e8.
+const luPivotTol = 1e-8
+
+// LUFactor is a numeric supernodal LU factorization without pivoting, P A P^T = L U (L unit
+// lower triangular), of a square matrix A whose pattern is symmetric (the pattern a Symbolic
+// was made for). The factors share the Symbolic's supernodes: L's panels and U^T's panels have
+// the layout of a Cholesky factor's, so the triangular solves are the Cholesky solves of the
+// two panels (L with a unit diagonal stored as ones). All memory is allocated by NewLUFactor.
+//
+// With Factorize's singularLast, the last pivot is replaced by 1: for A of rank n-1 whose
+// leading principal minors of order n-1 are nonsingular (B = I - W for sum-to-one weights on a
+// connected graph), the factors are then those of A + e_r e_r^T, r = Perm()[n-1], which is
+// nonsingular; GramLU uses this to apply the pseudo-inverse of A^T A.
+//
+// An LUFactor is not safe for concurrent use.
+type LUFactor struct {
+	s        *Symbolic
+	l, u     *Factor     // solve views: panels of L (unit diagonal stored) and of U^T
+	stacksL  [][]float64 // lower triangles of the update matrices, one per worker plus the top
+	stacksU  [][]float64 // their upper triangles, transposed (same layout)
+	works    [][]float64 // dense update workspaces (full, mu x mu)
+	swap     []bool      // per input entry: it lands transposed in the permuted lower triangle
+	diagQ    []int32     // input entries on the diagonal
+	diagMax  float64
+	last     float64 // the computed last pivot (before replacement)
+	minPivot float64 // smallest |pivot| other than a replaced last one
+	valid    bool
+}
+
+// NewLUFactor allocates an LU factor for the symbolic analysis s of the CSR pattern
+// (rowPtr, colIdx), which must be the pattern s was made for.
+func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor {
+	if len(rowPtr) != s.n+1 || rowPtr[s.n] != s.nnzIn || len(colIdx) != s.nnzIn {
+		panic("sparse: NewLUFactor pattern does not match the analysis")
+	}
+	sc := &s.sched
+	lx := s.takeLX()
+	ux := make([]float64, s.lxPtr[s.ns])
+	f := &LUFactor{
+		s:       s,
+		l:       solveView(s, lx),
+		u:       solveView(s, ux),
+		stacksL: make([][]float64, len(sc.stackLen)),
+		stacksU: make([][]float64, len(sc.stackLen)),
+		works:   make([][]float64, len(sc.stackLen)),
+	}
+	f.u.y = f.l.y
+	f.u.sp = f.l.plan() // one parallel-solve plan serves both views
+	// An entry (i, j), j <= i, whose permuted position is above the diagonal is assembled
+	// transposed (the symbolic analysis places every stored lower entry in the permuted lower
+	// triangle): its A value belongs to U's panel and its A^T value to L's.
+	f.swap = make([]bool, s.nnzIn)
+	for i := 0; i < s.n; i++ {
+		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
+			j := int(colIdx[q])
+			switch {
+			case j == i:
+				f.diagQ = append(f.diagQ, int32(q))
+			case j < i && s.iperm[i] < s.iperm[j]:
+				f.swap[q] = true
+			}
+		}
+	}
+	for k := range sc.stackLen {
+		f.stacksL[k] = make([]float64, sc.stackLen[k])
+		f.stacksU[k] = make([]float64, sc.stackLen[k])
+		f.works[k] = make([]float64, sc.workLen[k])
+	}
+	return f
+}
+
+// solveView is a Factor over the panels lx that is used only for triangular solves.
+func solveView(s *Symbolic, lx []float64) *Factor {
+	f := &Factor{s: s, lx: lx, y: make([]float64, s.n)}
+	f.sn = kernels.Supernodes{LX: lx, LXPtr: s.lxPtr, First: s.sFirst, RowPtr: s.sRowPtr, Rows: s.sRows}
+	return f
+}
+
+// Symbolic returns the analysis the factor was made for.
+func (f *LUFactor) Symbolic() *Symbolic { return f.s }
+
+// Solve sets dst = A^{-1} b using the last successful factorization (P A P^T = L U: the
+// triangular solves L z = P b, U y = z, dst = P^T y). dst may alias b. It panics if the factor
+// is not valid or the lengths differ from n. The result has the same bits for any number of
+// workers.
+func (f *LUFactor) Solve(dst, b []float64) { f.solve(dst, b, false) }
+
+// SolveT sets dst = A^{-T} b (the triangular solves U^T z = P b, L^T y = z), as Solve.
+func (f *LUFactor) SolveT(dst, b []float64) { f.solve(dst, b, true) }
+
+func (f *LUFactor) solve(dst, b []float64, trans bool) {
+	s := f.s
+	if !f.valid {
+		panic("sparse: LUFactor solve without a successful Factorize")
+	}
+	if len(dst) != s.n || len(b) != s.n {
+		panic("sparse: LUFactor solve length mismatch")
+	}
+	y := f.l.y
+	for k, o := range s.perm {
+		y[k] = b[o]
+	}
+	if trans {
+		f.u.solvePair(f.l, y, 1)
+	} else {
+		f.l.solvePair(f.u, y, 1)
+	}
+	for k, o := range s.perm {
+		dst[o] = y[k]
+	}
+}
+
+// LastPivot returns the last pivot the latest Factorize computed (before any replacement).
+func (f *LUFactor) LastPivot() float64 { return f.last }
+
+// MinPivot returns the smallest pivot magnitude of the latest Factorize, a replaced last pivot
+// excluded.
+func (f *LUFactor) MinPivot() float64 { return f.minPivot }
+
+// Factorize computes P A P^T = L U for A's values val and A^T's values valT, both in the order
+// of the analysed CSR pattern's stored entries (entry (i, j) holds A[i][j] in val and A[j][i]
+// in valT; only entries with j <= i are read). With singularLast the last pivot is replaced by
+// 1 (see LUFactor). It returns a *PivotError when a pivot (other than a replaced last one) is
+// below luPivotTol times the largest diagonal magnitude of A, and ctx.Err() when ctx is done.
+func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularLast bool) error {
+	s := f.s
+	if len(val) != s.nnzIn || len(valT) != s.nnzIn {
+		panic("sparse: LUFactor.Factorize values do not match the analysed pattern")
+	}
+	f.valid = false
+	f.diagMax = 0
+	for _, q := range f.diagQ {
+		f.diagMax = math.Max(f.diagMax, math.Abs(val[q]))
+	}
+	if f.diagMax == 0 {
+		f.diagMax = 1
+	}
+	f.minPivot = math.Inf(1)
+	mins := make([]float64, s.sched.workers+1) // per stack
+	for i := range mins {
+		mins[i] = math.Inf(1)
+	}
+	err := s.eachNode(ctx, func(_ context.Context, t int32, st, nw int) error {
+		return f.node(t, val, valT, st, nw, singularLast, &mins[st])
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range mins {
+		f.minPivot = math.Min(f.minPivot, m)
+	}
+	f.l.valid, f.u.valid, f.valid = true, true, true
+	return nil
+}
+
+// node assembles, factors and updates supernode t (stack st, nw workers for the dense
+// kernels), lowering *minp to its smallest pivot magnitude.
+func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast bool, minp *float64) error {
+	s := f.s
+	sc := &s.sched
+	c0, w, m := s.nodeShape(t)
+	mu := m - w
+	pl := f.l.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+	pu := f.u.lx[s.lxPtr[t]:s.lxPtr[t+1]]
+	clear(pl)
+	clear(pu)
+	for q := s.aPtr[t]; q < s.aPtr[t+1]; q++ {
+		d, src := s.aDst[q], s.aSrc[q]
+		if f.swap[src] {
+			pl[d] += valT[src]
+			pu[d] += val[src]
+		} else {
+			pl[d] += val[src]
+			pu[d] += valT[src]
+		}
+	}
+	for _, c := range sc.children[t] {
+		cl, cu, rel := f.childUpdate(c)
+		extendAddPanel(pl, w, cl, rel)
+		extendAddPanel(pu, w, cu, rel)
+	}
+	isLast := singularLast && c0+w == s.n
+	j, d := f.panel(pl, pu, m, w, st, nw, isLast)
+	if j >= 0 {
+		return &PivotError{Column: s.perm[c0+j], Pivot: d}
+	}
+	for k := 0; k < w; k++ {
+		if isLast && k == w-1 {
+			continue
+		}
+		*minp = math.Min(*minp, math.Abs(pl[k*w+k]))
+	}
+	// L's unit diagonal is stored as ones for the solves (U's diagonal is in pu).
+	for k := 0; k < w; k++ {
+		pl[k*w+k] = 1
+	}
+	if mu > 0 {
+		l21, u21 := pl[w*w:], pu[w*w:]
+		g := f.works[st][:mu*mu]
+		// G = -L21 U12 (full): lower triangle -> the update's L part, upper -> its U part.
+		if w <= smallPanel {
+			negABt(mu, w, l21, u21, g, false)
+		} else {
+			gemmSub(nw, s.conc, mu, mu, w, l21, w, u21, w, 0, g, mu)
+		}
+		for _, c := range sc.children[t] {
+			cl, cu, rel := f.childUpdate(c)
+			extendAddUpdate(g, w, mu, cl, rel)
+			extendAddUpdateT(g, w, mu, cu, rel)
+		}
+		dl := f.stacksL[st][sc.off[t]:]
+		du := f.stacksU[st][sc.off[t]:]
+		for i := 0; i < mu; i++ {
+			o := i * (i + 1) / 2
+			copy(dl[o:o+i+1], g[i*mu:i*mu+i+1])
+			row := du[o : o+i+1]
+			for jj := range row {
+				row[jj] = g[jj*mu+i]
+			}
+		}
+	}
+	return nil
+}
+
+// childUpdate returns child c's packed update triangles (L part, U^T part) and the positions
+// of its rows among its parent's rows.
+func (f *LUFactor) childUpdate(c int32) (cl, cu []float64, rel []int32) {
+	s := f.s
+	sc := &s.sched
+	wc := int64(s.sFirst[c+1] - s.sFirst[c])
+	rel = s.sRel[s.sRowPtr[c]+wc : s.sRowPtr[c+1]]
+	mc := int64(len(rel))
+	o := sc.off[c]
+	st := sc.stackOf[c]
+	return f.stacksL[st][o : o+mc*(mc+1)/2], f.stacksU[st][o : o+mc*(mc+1)/2], rel
+}
+
+// extendAddUpdateT adds the strict lower part of the child's U^T triangle cu (rows and columns
+// below the parent's columns) into the parent's full update matrix u transposed: entry (i, j),
+// i > j, of cu is the update of the front's entry (rel[j], rel[i]). The diagonal is the L
+// triangle's (extendAddUpdate adds it).
+func extendAddUpdateT(u []float64, w, mu int, cu []float64, rel []int32) {
+	js := 0
+	for js < len(rel) && int(rel[js]) < w {
+		js++
+	}
+	for i := js; i < len(rel); i++ {
+		row := cu[i*(i+1)/2+js : i*(i+1)/2+i]
+		ci := int(rel[i]) - w
+		rj := rel[js:i]
+		for j, v := range row {
+			u[(int(rj[j])-w)*mu+ci] += v
+		}
+	}
+}
+
+// panel factors the m x w panels pl (lower part of the front's columns) and pu (its upper part,
+// transposed) in place: the leading w x w blocks get L11 (below the diagonal; the diagonal holds
+// U's) and U11^T, the rest L21 = A21 U11^{-1} and U12^T = (L11^{-1} A12)^T. It returns (-1, 0)
+// on success or the failing column and its pivot. With last, the last pivot of the panel is
+// recorded in f.last and replaced by 1.
+func (f *LUFactor) panel(pl, pu []float64, m, w, st, nw int, last bool) (int, float64) {
+	tol := luPivotTol * f.diagMax
+	if w <= luGoPanel {
+		return f.luGo(pl, pu, m, w, w, tol, last)
+	}
+	for k0 := 0; k0 < w; k0 += panelBlock {
+		k1 := min(k0+panelBlock, w)
+		b := k1 - k0
+		if j, d := f.luGo(pl[k0*w+k0:], pu[k0*w+k0:], b, w, b, tol, last && k1 == w); j >= 0 {
+			return k0 + j, d
+		}
+		if m > k1 {
+			// Rows below the block: L part times U_kk^{-1}, U^T part times L_kk^{-T}.
+			trsmSub(nw, f.s.conc, m-k1, b, pu[k0*w+k0:], w, pl[k1*w+k0:], w, blas.NonUnit)
+			trsmSub(nw, f.s.conc, m-k1, b, pl[k0*w+k0:], w, pu[k1*w+k0:], w, blas.Unit)
+			if w > k1 {
+				gemmSub(nw, f.s.conc, m-k1, w-k1, b, pl[k1*w+k0:], w, pu[k1*w+k0:], w, 1, pl[k1*w+k1:], w)
+				gemmSub(nw, f.s.conc, m-k1, w-k1, b, pu[k1*w+k0:], w, pl[k1*w+k0:], w, 1, pu[k1*w+k1:], w)
+			}
+		}
+	}
+	return -1, 0
+}
+
+// luGo factors columns [0, w) of the m-row panels pl and pu (lda) with Crout's left-looking
+// order in Go, row-oriented like cholPanelGo: for each column j, the pivot
+// d_j = a_jj - L[j][:j] . U[:j][j], then for each row i > j the entries
+// L[i][j] = (a_ij - L[i][:j] . U[:j][j]) / d_j and U[j][i] = a_ji - U[:j][i] . L[j][:j]; every
+// dot product reads row prefixes of the panels. It returns (-1, 0) or the first failing column
+// and its pivot; with last, the last column's pivot is recorded in f.last and replaced by 1.
+func (f *LUFactor) luGo(pl, pu []float64, m, lda, w int, tol float64, last bool) (int, float64) {
+	for j := 0; j < w; j++ {
+		lj := pl[j*lda : j*lda+j]
+		uj := pu[j*lda : j*lda+j]
+		d := pl[j*lda+j]
+		for k, v := range lj {
+			d -= v * uj[k]
+		}
+		if last && j == w-1 {
+			f.last = d
+			d = 1
+		} else if !(math.Abs(d) >= tol) {
+			return j, d
+		}
+		pl[j*lda+j] = d
+		pu[j*lda+j] = d
+		inv := 1 / d
+		for i := j + 1; i < m; i++ {
+			li := pl[i*lda : i*lda+j+1]
+			ui := pu[i*lda : i*lda+j+1]
+			x, y := li[j], ui[j]
+			for k, v := range li[:j] {
+				x -= v * uj[k]
+			}
+			for k, v := range ui[:j] {
+				y -= v * lj[k]
+			}
+			li[j] = x * inv
+			ui[j] = y
+		}
+	}
+	return -1, 0
+}

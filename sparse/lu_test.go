@@ -1,0 +1,525 @@
+package sparse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// nonsymCSR is a square matrix A with a symmetric pattern: val holds A[i][j] and valT holds
+// A[j][i] for each stored entry (i, j) of the full pattern.
+type nonsymCSR struct {
+	pat   *testCSR // both triangles; pat.val = val
+	valT  []float64
+	dense []float64 // A, row-major
+	n     int
+}
+
+// randomNonsym returns a random matrix with the pattern of randomSPD (both triangles) and
+// independent values in the two triangles, made diagonally dominant by rows and by columns so
+// that LU without pivoting is stable.
+func randomNonsym(rng *rand.Rand, n, deg int) *nonsymCSR {
+	p := randomSPD(rng, n, deg, true)
+	d := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for q := p.rowPtr[i]; q < p.rowPtr[i+1]; q++ {
+			if j := p.colIdx[q]; j != i {
+				d[i*n+j] = rng.Float64()*2 - 1
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		s := 1.0
+		for j := 0; j < n; j++ {
+			s += math.Abs(d[i*n+j]) + math.Abs(d[j*n+i])
+		}
+		if rng.IntN(2) == 0 {
+			s = -s // negative pivots are fine
+		}
+		d[i*n+i] = s
+	}
+	a := &nonsymCSR{pat: p, valT: make([]float64, len(p.val)), dense: d, n: n}
+	// randomSPD may store a pair twice (the factorization sums duplicates): the first copy
+	// carries the value, the others zero.
+	seen := make(map[[2]int]bool)
+	for i := 0; i < n; i++ {
+		for q := p.rowPtr[i]; q < p.rowPtr[i+1]; q++ {
+			j := p.colIdx[q]
+			if seen[[2]int{i, j}] {
+				p.val[q], a.valT[q] = 0, 0
+				continue
+			}
+			seen[[2]int{i, j}] = true
+			p.val[q] = d[i*n+j]
+			a.valT[q] = d[j*n+i]
+		}
+	}
+	return a
+}
+
+// residual returns ||op(A) x - b||_inf / (||A||_inf ||x||_inf), op(A) = A or A^T.
+func (a *nonsymCSR) residual(x, b []float64, trans bool) float64 {
+	n := a.n
+	num, xn, an := 0.0, 0.0, 0.0
+	for i := 0; i < n; i++ {
+		s, rs := -b[i], 0.0
+		for j := 0; j < n; j++ {
+			v := a.dense[i*n+j]
+			if trans {
+				v = a.dense[j*n+i]
+			}
+			s += v * x[j]
+			rs += math.Abs(v)
+		}
+		num = math.Max(num, math.Abs(s))
+		xn = math.Max(xn, math.Abs(x[i]))
+		an = math.Max(an, rs)
+	}
+	return num / (an * xn)
+}
+
+const eps = 0x1p-52
+
+func luOrFatal(t *testing.T, a *nonsymCSR, opts SymbolicOptions) *LUFactor {
+	t.Helper()
+	s, err := Analyze(context.Background(), a.n, a.pat.rowPtr, a.pat.colIdx, opts)
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	f := NewLUFactor(s, a.pat.rowPtr, a.pat.colIdx)
+	if err := f.Factorize(context.Background(), a.pat.val, a.valT, false); err != nil {
+		t.Fatalf("Factorize: %v", err)
+	}
+	return f
+}
+
+// filledB returns B's pattern for the graph nb with the weights w filled in.
+func filledB(t *testing.T, n, k int, nb []int32, w []float64, workers int) *BPattern {
+	t.Helper()
+	bp, err := NewBPattern(context.Background(), n, k, nb, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bp.Fill(context.Background(), w, workers); err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+// gramLU returns B's pattern (filledB) and the analysed GramLU operator over it.
+func gramLU(t *testing.T, n, k int, nb []int32, w []float64, workers int) (*BPattern, *GramLU) {
+	t.Helper()
+	bp := filledB(t, n, k, nb, w, workers)
+	g, err := NewGramLU(context.Background(), bp, SymbolicOptions{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp, g
+}
+
+func TestLUFactorRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	// Sizes around the Go-kernel, panel-block and solve-kernel edges (luGoPanel 4,
+	// panelBlock 96, solveBLASWidth 128) and dense-ish, as TestFactorRandom.
+	sizes := []struct{ n, deg int }{
+		{1, 0}, {2, 2}, {3, 2}, {4, 4}, {5, 4}, {8, 8}, {17, 6}, {50, 3}, {95, 94}, {96, 95}, {97, 96},
+		{127, 126}, {128, 127}, {130, 129}, {200, 8}, {300, 40}, {300, 299}, {1000, 6},
+	}
+	for _, sz := range sizes {
+		a := randomNonsym(rng, sz.n, sz.deg)
+		for _, o := range allOrderings {
+			for _, workers := range []int{1, 2} {
+				name := fmt.Sprintf("n=%d/deg=%d/%v/w=%d", sz.n, sz.deg, o, workers)
+				f := luOrFatal(t, a, SymbolicOptions{Ordering: o, Workers: workers})
+				for _, trans := range []bool{false, true} {
+					b := randVec(rng, a.n)
+					x := make([]float64, a.n)
+					if trans {
+						f.SolveT(x, b)
+					} else {
+						f.Solve(x, b)
+					}
+					// Diagonally dominant (condition number below ~10): a backward-stable
+					// LU leaves a residual of a small multiple of n eps.
+					if r := a.residual(x, b, trans); r > residualTol {
+						t.Fatalf("%s/trans=%v: residual %g", name, trans, r)
+					}
+					if a.n <= 300 {
+						var lu mat.LU
+						lu.Factorize(mat.NewDense(a.n, a.n, a.dense))
+						var want mat.VecDense
+						if err := lu.SolveVecTo(&want, trans, mat.NewVecDense(a.n, append([]float64(nil), b...))); err != nil {
+							t.Fatal(err)
+						}
+						xn := mat.Norm(&want, math.Inf(1))
+						for i := range x {
+							// condition number ~10: 1e-12 relative is loose
+							if d := math.Abs(x[i] - want.AtVec(i)); d > 1e-12*xn {
+								t.Fatalf("%s/trans=%v: x[%d] = %g, dense LU %g", name, trans, i, x[i], want.AtVec(i))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestLUWorkersAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	_, nb, w := knnWeights(rng, 6000, 10, 0.15)
+	var ref []float64
+	for _, workers := range []int{1, 2, 3, 7} {
+		_, g := gramLU(t, 6000, 10, nb, w, workers)
+		if len(g.sym.sched.top) == 0 {
+			t.Fatalf("workers=%d: no tree split", workers)
+		}
+		if err := g.SetShift(0); err != nil {
+			t.Fatal(err)
+		}
+		x := centred(randVec(rand.New(rand.NewPCG(1, 2)), 6000))
+		y := make([]float64, 6000)
+		g.Apply(y, x)
+		if ref == nil {
+			ref = y
+			continue
+		}
+		// The schedule and the solve plan do not depend on the worker count: same bits.
+		for i := range y {
+			if y[i] != ref[i] {
+				t.Fatalf("workers=%d: M^+ x differs at %d: %g vs %g", workers, i, y[i], ref[i])
+			}
+		}
+	}
+}
+
+// knnWeights returns n random points in the unit square, their k nearest neighbours and random
+// weights summing to one per point, a fraction neg of them negative before the normalisation.
+func knnWeights(rng *rand.Rand, n, k int, neg float64) ([]float64, []int32, []float64) {
+	pts := make([]float64, 2*n)
+	for i := range pts {
+		pts[i] = rng.Float64()
+	}
+	nb := knnGrid(pts, n, k)
+	w := make([]float64, n*k)
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for j := 0; j < k; j++ {
+			w[i*k+j] = rng.Float64() - neg
+			s += w[i*k+j]
+		}
+		for j := 0; j < k; j++ {
+			w[i*k+j] /= s
+		}
+	}
+	return pts, nb, w
+}
+
+func centred(x []float64) []float64 {
+	m := 0.0
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	for i := range x {
+		x[i] -= m
+	}
+	return x
+}
+
+// denseM returns M = (I - W)^T (I - W) densely (point order).
+func denseMOf(n, k int, nb []int32, w []float64) []float64 {
+	b := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		b[i*n+i] = 1
+		for j := 0; j < k; j++ {
+			b[i*n+int(nb[i*k+j])] -= w[i*k+j]
+		}
+	}
+	m := mat.NewDense(n, n, nil)
+	bd := mat.NewDense(n, n, b)
+	m.Mul(bd.T(), bd)
+	return m.RawMatrix().Data
+}
+
+func TestGramLUPseudoInverse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, c := range []struct {
+		n   int
+		neg float64
+	}{{40, 0}, {300, 0.15}, {500, 0.3}} {
+		n, k := c.n, 10
+		_, nb, w := knnWeights(rng, n, k, c.neg)
+		bp, g := gramLU(t, n, k, nb, w, 2)
+		if err := g.SetShift(0); err != nil {
+			t.Fatal(err)
+		}
+		// B is singular: its last pivot is rounding noise (|B| entries are O(1)).
+		if lp := g.Factor().LastPivot(); math.Abs(lp) > 1e-10 {
+			t.Fatalf("n=%d: last pivot %g, want ~0", n, lp)
+		}
+		// Dense pseudo-inverse of M in the internal order.
+		md := denseMOf(n, k, nb, w)
+		var es mat.EigenSym
+		if !es.Factorize(mat.NewSymDense(n, md), true) {
+			t.Fatal("dense eigendecomposition failed")
+		}
+		vals := es.Values(nil)
+		var vecs mat.Dense
+		es.VectorsTo(&vecs)
+		x := centred(randVec(rng, n))
+		want := make([]float64, n)
+		for j := 1; j < n; j++ { // vals[0] = 0 belongs to the constant vector
+			col := mat.Col(nil, j, &vecs)
+			s := 0.0
+			for i := range col {
+				s += col[i] * x[i]
+			}
+			for i := range col {
+				want[i] += s / vals[j] * col[i]
+			}
+		}
+		xi, yi, y := make([]float64, n), make([]float64, n), make([]float64, n)
+		bp.ToInternal(xi, x)
+		g.Apply(yi, xi)
+		bp.FromInternal(y, yi)
+		num, den := 0.0, 0.0
+		for i := range y {
+			num += (y[i] - want[i]) * (y[i] - want[i])
+			den += want[i] * want[i]
+		}
+		// The dense oracle's components along the small eigenvalues carry relative errors of
+		// about eps lambda_n / lambda_2 (up to ~1e-7 here); GramLU's own error is far smaller.
+		tol := 1e-10 + 100*eps*vals[n-1]/vals[1]
+		if r := math.Sqrt(num / den); r > tol {
+			t.Fatalf("n=%d: ||Apply(x) - M^+ x|| / ||M^+ x|| = %g > %g (lambda_2 %g)", n, r, tol, vals[1])
+		}
+	}
+}
+
+func TestLUPivotError(t *testing.T) {
+	ctx := context.Background()
+	// A = [[1, 2], [0.5, 1]] in the natural order: the second pivot is 1 - 2*0.5 = 0.
+	a := csrFromTriplets(2, []int{0, 1, 1}, []int{0, 0, 1}, []float64{1, 0.5, 1}, true)
+	valT := []float64{1, 2, 2, 1} // A^T's values at (0,0), (0,1), (1,0), (1,1)
+	a.val = []float64{1, 2, 0.5, 1}
+	s, err := Analyze(ctx, 2, a.rowPtr, a.colIdx, SymbolicOptions{Ordering: OrderingNatural})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewLUFactor(s, a.rowPtr, a.colIdx)
+	err = f.Factorize(ctx, a.val, valT, false)
+	var pe *PivotError
+	if !errors.As(err, &pe) || pe.Column != 1 || pe.Pivot != 0 {
+		t.Fatalf("got %v, want a PivotError at column 1 with pivot 0", err)
+	}
+	// The singular last pivot is what singularLast replaces: no error, the pivot is recorded.
+	if err := f.Factorize(ctx, a.val, valT, true); err != nil {
+		t.Fatal(err)
+	}
+	if f.LastPivot() != 0 || f.MinPivot() != 1 {
+		t.Fatalf("last pivot %g, min pivot %g; want 0 and 1", f.LastPivot(), f.MinPivot())
+	}
+	// A zero first pivot fails whatever singularLast says; the factor recovers afterwards.
+	a.val[0], valT[0] = 0, 0
+	if err := f.Factorize(ctx, a.val, valT, true); !errors.As(err, &pe) || pe.Column != 0 {
+		t.Fatalf("got %v, want a PivotError at column 0", err)
+	}
+	a.val[0], valT[0] = 4, 4
+	if err := f.Factorize(ctx, a.val, valT, false); err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, 2)
+	f.Solve(x, []float64{4, 1.5}) // [[4, 2], [0.5, 1]] x = (4, 1.5): x = (1/3, 4/3)
+	if math.Abs(x[0]-1.0/3) > 1e-15 || math.Abs(x[1]-4.0/3) > 1e-15 {
+		t.Fatalf("x = %v, want [1/3 4/3]", x)
+	}
+}
+
+func TestLUCancelledContext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	_, nb, w := knnWeights(rng, 20000, 10, 0)
+	_, g := gramLU(t, 20000, 10, nb, w, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	g.SetContext(ctx)
+	cancel()
+	if err := g.SetShift(0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if err := g.SetShift(1e-3); err == nil {
+		t.Fatal("a nonzero shift was accepted")
+	}
+}
+
+// TestGramLUEigenpairs compares the eigenpairs found through GramLU with those of the Cholesky
+// shift-invert solver and, for small n, with dense LAPACK.
+func TestGramLUEigenpairs(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		n   int
+		neg float64
+	}{{200, 0}, {2000, 0.15}, {30000, 0.1}} {
+		rng := rand.New(rand.NewPCG(uint64(c.n), 29))
+		n, k := c.n, 10
+		_, nb, w := knnWeights(rng, n, k, c.neg)
+		bp := filledB(t, n, k, nb, w, 2)
+		mp, err := NewMPatternLocal(ctx, n, k, nb, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mp.Fill(ctx, w, 2); err != nil {
+			t.Fatal(err)
+		}
+		g, err := NewGramLU(ctx, bp, SymbolicOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := make([]float64, n)
+		for i := range one {
+			one[i] = 1
+		}
+		opts := EigOptions{NEV: 3, Tol: 1e-10, Deflate: [][]float64{one}}
+		res, err := g.SolveLU(ctx, NewLanczos(n), bp, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		normM := mp.NormInf()
+		if math.Abs(res.NormA-normM) > 1e-12*normM {
+			t.Fatalf("n=%d: NormInf %g, M's %g", n, res.NormA, normM)
+		}
+		// True residuals with M's own CSR (the same internal order).
+		r := make([]float64, n)
+		for j, u := range res.Vectors {
+			mp.MulVec(r, u)
+			s := 0.0
+			for i := range r {
+				d := r[i] - res.Values[j]*u[i]
+				s += d * d
+			}
+			if math.Sqrt(s) > 1e-10*normM {
+				t.Fatalf("n=%d: ||M u_%d - lambda u_%d|| = %g > 1e-10 ||M||", n, j, j, math.Sqrt(s))
+			}
+		}
+		op, err := NewShiftInvertPattern(ctx, mp, SymbolicOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := NewEigensolver(mp.Matrix(), op).Smallest(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range res.Values {
+			// Both are accurate to ~||M|| eps / gap relative; 1e-6 covers the Cholesky side.
+			if d := math.Abs(res.Values[j] - ref.Values[j]); d > 1e-6*ref.Values[j] {
+				t.Fatalf("n=%d: eigenvalue %d: LU %g, Cholesky %g", n, j, res.Values[j], ref.Values[j])
+			}
+		}
+		if s := maxSine(res.Vectors, ref.Vectors); s > 1e-6 {
+			t.Fatalf("n=%d: largest principal-angle sine %g between the LU and Cholesky subspaces", n, s)
+		}
+	}
+}
+
+// TestBPattern checks B's pattern against a dense oracle, MulVec and NormInf against M's CSR
+// (the same breadth-first order), the vector maps and the fill's error.
+func TestBPattern(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		n, k    int
+		neg     float64
+		uniform bool
+	}{{12, 3, 0.2, false}, {500, 10, 0.15, false}, {6000, 7, 0, true}} {
+		rng := rand.New(rand.NewPCG(uint64(c.n), 31))
+		n, k := c.n, c.k
+		_, nb, w := knnWeights(rng, n, k, c.neg)
+		if c.uniform { // every row of M alike: NormInf's bounds cannot prune (normAll)
+			for i := range w {
+				w[i] = 1 / float64(k)
+			}
+		}
+		for _, workers := range []int{1, 3} {
+			bp := filledB(t, n, k, nb, w, workers)
+			mp, err := NewMPatternLocal(ctx, n, k, nb, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mp.Fill(ctx, w, workers); err != nil {
+				t.Fatal(err)
+			}
+			if bp.Components() != mp.Components() {
+				t.Fatalf("components %d, M's pattern %d", bp.Components(), mp.Components())
+			}
+			if n > 500 {
+				goto products
+			}
+			{
+				// Dense B in the internal order (row r is point order[r]).
+				bd := make([]float64, n*n)
+				for r, i := range bp.order {
+					bd[r*n+r] = 1
+					for j := 0; j < k; j++ {
+						bd[r*n+int(bp.label[nb[int(i)*k+j]])] -= w[int(i)*k+j]
+					}
+				}
+				for a := 0; a < n; a++ {
+					cols := bp.colIdx[bp.rowPtr[a]:bp.rowPtr[a+1]]
+					var want []int32
+					for c := 0; c < n; c++ {
+						if c == a || bd[a*n+c] != 0 || bd[c*n+a] != 0 {
+							want = append(want, int32(c))
+						}
+					}
+					if fmt.Sprint(cols) != fmt.Sprint(want) {
+						t.Fatalf("row %d: columns %v, want %v", a, cols, want)
+					}
+					for q, cc := range cols {
+						e := bp.rowPtr[a] + q
+						if bp.val[e] != bd[a*n+int(cc)] || bp.valT[e] != bd[int(cc)*n+a] {
+							t.Fatalf("entry (%d, %d): %g, %g; want %g, %g", a, cc, bp.val[e], bp.valT[e], bd[a*n+int(cc)], bd[int(cc)*n+a])
+						}
+					}
+				}
+			}
+		products:
+			x := randVec(rng, n)
+			y1, y2 := make([]float64, n), make([]float64, n)
+			bp.MulVec(y1, x)
+			mp.MulVec(y2, x)
+			for i := range y1 {
+				// two summation orders of the same ~30 products of O(1) terms
+				if math.Abs(y1[i]-y2[i]) > 1e-13*(1+math.Abs(y2[i])) {
+					t.Fatalf("MulVec[%d] = %g, M's %g", i, y1[i], y2[i])
+				}
+			}
+			if got, want := bp.NormInf(), mp.NormInf(); math.Abs(got-want) > 1e-13*want {
+				t.Fatalf("NormInf %g, M's %g", got, want)
+			}
+			back := make([]float64, n)
+			bp.ToInternal(y1, x)
+			bp.FromInternal(back, y1)
+			mp.ToInternal(y2, x)
+			for i := range x {
+				if back[i] != x[i] || y1[i] != y2[i] {
+					t.Fatalf("vector maps disagree at %d", i)
+				}
+			}
+		}
+	}
+	_, nb, w := knnWeights(rand.New(rand.NewPCG(1, 1)), 50, 5, 0)
+	bp, err := NewBPattern(ctx, 50, 5, nb, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w[17] = math.NaN()
+	if err := bp.Fill(ctx, w, 2); err == nil {
+		t.Fatal("Fill accepted a NaN weight")
+	}
+	if _, err := NewBPattern(ctx, 50, 5, nb[:10], 2); err == nil {
+		t.Fatal("NewBPattern accepted a short neighbour list")
+	}
+}
