@@ -15,11 +15,11 @@ type StageColumn struct {
 
 // StageColumns are the benchmark tables' stage columns ("analyze" is the older name of ordering
 // + symbolic analysis); stages of no column go to "other". Ordering and symbolic analysis run
-// in the background beside weights, EM and M assembly (the fit then waits "analysis wait" for
+// in the background beside weights, EM and the assembly (the fit then waits "analysis wait" for
 // them), so the columns other than those two add up to the fit total.
 var StageColumns = []StageColumn{
 	{"kNN", []string{"knn"}}, {"weights", []string{"weights"}}, {"EM", []string{"em"}},
-	{"M assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
+	{"assembly", []string{"assemble"}}, {"ordering", []string{"ordering", "analyze"}},
 	{"symbolic", []string{"symbolic"}}, {"analysis wait", []string{"analysis wait"}}, {"factor", []string{"factor"}}, {"eigensolve", []string{"eigensolve"}},
 	{"direct factors", []string{"direct"}}, {"other", nil},
 }

@@ -133,7 +133,9 @@ func (s *Symbolic) eachNode(ctx context.Context, fn func(ctx context.Context, t 
 		}
 		return fn(ctx, t, st, nw)
 	}
-	err := parallel.For(ctx, sc.workers, s.conc, func(ctx context.Context, _, lo, hi int) error {
+	// The lists are claimed dynamically: which goroutine runs a list does not change its
+	// result (each list has its own stack and a fixed order).
+	err := parallel.ForJoin(ctx, sc.workers, 1, s.conc, nil, func(ctx context.Context, _, lo, hi int) error {
 		for w := lo; w < hi; w++ {
 			for _, r := range sc.subtrees[w] {
 				for t := sc.sDesc[r]; t <= r; t++ {

@@ -87,7 +87,7 @@ func (f *Factor) parallelSolve() bool {
 // eachSubtreeList runs fn(w, roots) for every worker's subtree list, f.s.conc at a time.
 func (f *Factor) eachSubtreeList(fn func(w int, roots []int32)) {
 	sc := &f.s.sched
-	_ = parallel.For(context.Background(), len(sc.subtrees), f.s.conc, func(_ context.Context, _, lo, hi int) error {
+	_ = parallel.ForJoin(context.Background(), len(sc.subtrees), 1, f.s.conc, nil, func(_ context.Context, _, lo, hi int) error {
 		for w := lo; w < hi; w++ {
 			fn(w, sc.subtrees[w])
 		}

@@ -134,7 +134,7 @@ func (s *Symbolic) Times() (ordering, symbolic time.Duration) { return s.orderTi
 // scheduleWays is the number of ways the schedule splits the elimination tree and the dense
 // kernels at its top, whatever SymbolicOptions.Workers says: the workers only decide how many
 // of these parts run at once, so factors and solves are bit-identical for any worker count.
-const scheduleWays = 4
+const scheduleWays = 8
 
 // schedule assigns independent subtrees of the supernodal elimination tree to workers; the
 // supernodes above them (top) are factored afterwards with the dense kernels split across

@@ -479,7 +479,7 @@ func writeBenchTable(w io.Writer, runs []benchRun) {
 		}
 		b.WriteString(" |\n")
 	}
-	b.WriteString("\nordering and symbolic ran in the background beside weights, EM and M assembly; the other stage columns add up to the fit total.\n")
+	b.WriteString("\nordering and symbolic ran in the background beside weights, EM and the assembly of B = I - W (of M on the Cholesky path); the other stage columns add up to the fit total; nnz(L)/row counts L and U together for the LU of B.\n")
 	for _, r := range runs {
 		if len(r.FitRuns) > 1 {
 			fmt.Fprintf(&b, "\nn = %d %s: %d runs, the median shown; fit %s s", r.N, r.Method, len(r.FitRuns), secList(r.FitRuns))

@@ -39,8 +39,8 @@ var stageLabels = map[string]string{
 	"knn":           "kNN graph",
 	"weights":       "weights",
 	"em":            "EM",
-	"pattern":       "M pattern",
-	"assemble":      "M assembly",
+	"pattern":       "pattern",
+	"assemble":      "assembly",
 	"analyze":       "ordering+symbolic",
 	"ordering":      "ordering",
 	"symbolic":      "symbolic",
@@ -344,8 +344,14 @@ func writeEigen(b *strings.Builder, label string, e engine.EigenReport) {
 	}
 	fmt.Fprintf(b, "  %s: solver %s, eigenvalues [%s], iterations %d, operator applies %d, max residual %.2g",
 		label, e.Solver, strings.Join(vals, " "), e.Iterations, e.OpApplies, e.MaxResidual)
-	if e.NNZM > 0 {
-		fmt.Fprintf(b, ", nnz(M) %d, nnz(L) %d", e.NNZM, e.NNZL)
+	switch {
+	case e.Factorization == "lu":
+		fmt.Fprintf(b, ", LU of B = I - W: nnz(B + B^T) %d, nnz(L) + nnz(U) %d", e.NNZB, e.NNZL)
+	case e.NNZM > 0:
+		fmt.Fprintf(b, ", Cholesky of M - sigma I: nnz(M) %d, nnz(L) %d", e.NNZM, e.NNZL)
+	}
+	if e.LUFallback != "" {
+		fmt.Fprintf(b, " (LU of B abandoned: %s)", e.LUFallback)
 	}
 	b.WriteString("\n")
 }

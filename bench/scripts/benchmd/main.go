@@ -454,7 +454,7 @@ func build(in, notes string) (string, error) {
 		w("| %s: >= %s points/s per core, 0 allocs | %s/s (purego %s/s), %.0f allocs/op (`%s`) | %s |\n", k.label, si(k.target), si(v), si(pv), allocs, name, met(v >= k.target && allocs == 0))
 	}
 	// OpenBLAS vs purego on the factorization.
-	for _, pre := range []string{"BenchmarkFactor/n=100000/amd", "BenchmarkFactor/n=100000/nd"} {
+	for _, pre := range []string{"BenchmarkLUFactor/n=100000", "BenchmarkFactor/n=100000/amd", "BenchmarkFactor/n=100000/nd"} {
 		o, _, ok1 := ob.get(pre, "sec/op")
 		if !ok1 {
 			o, _, ok1 = ob.get(pre, "ns/op")
@@ -511,7 +511,7 @@ func build(in, notes string) (string, error) {
 	// ---- sweep
 	w("\n## End-to-end scaling (glle-bench bench)\n\n")
 	w("Swiss roll, k = 10, p = 2, all cores; each run a separate child process (peak RSS = its VmHWM).\n")
-	w("The ordering and symbolic columns ran in the background, beside the weights, EM and M assembly (M's pattern depends only on the kNN graph); \"analysis wait\" is the time the fit then waited for them. Every other column is foreground time: those add up to the fit total.\n\n")
+	w("The sparse solver factors B = I - W (LU without pivoting on the pattern of B + B^T) for lle, em and direct, and M - sigma I (Cholesky) only as a fallback, so \"assembly\" is B's and \"nnz(L)/row\" counts L and U together. The ordering and symbolic columns ran in the background, beside the weights, EM and the assembly (B's pattern depends only on the kNN graph); \"analysis wait\" is the time the fit then waited for them. Every other column is foreground time: those add up to the fit total.\n\n")
 	w("LLE sweep started %s, load average at start %s, at end %s:\n\n", sl.Started.Format(time.RFC3339), sl.LoadStart, sl.LoadEnd)
 	scalingTable(&b, sl.Runs)
 	if sp != nil {
@@ -595,7 +595,7 @@ func build(in, notes string) (string, error) {
 	w("\n## OpenBLAS vs purego (benchstat)\n\n")
 	w("`benchstat openblas=out/bench/openblas.txt purego=out/bench/purego.txt` (ratios > 0 %% mean the purego build is slower).\n")
 	w("The two builds run one after the other on a shared machine, so a change of load between the halves shows up as a\n")
-	w("difference even in code that is pure Go in both builds (kNN, M assembly, per-point kernels): read the ± columns.\n")
+	w("difference even in code that is pure Go in both builds (kNN, assembly, per-point kernels): read the ± columns.\n")
 	w("Load average (1, 5, 15 min) at the start and end of each half: OpenBLAS %s; purego %s.\n\n", loadFile(filepath.Join(in, "load_openblas.txt")), loadFile(filepath.Join(in, "load_purego.txt")))
 	w("```\n%s```\n", string(bstat))
 

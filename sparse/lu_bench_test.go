@@ -1,0 +1,115 @@
+package sparse
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchGramLU returns the GramLU operator of random sum-to-one weights (10% negative before
+// normalisation) on the kNN graph of n random points in the unit square, k = 10, factored.
+func benchGramLU(b *testing.B, n int) (*BPattern, *GramLU) {
+	b.Helper()
+	_, nb, w := knnWeights(rand.New(rand.NewPCG(uint64(n), 98)), n, 10, 0.1)
+	bp, err := NewBPattern(context.Background(), n, 10, nb, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bp.Fill(context.Background(), w, 0); err != nil {
+		b.Fatal(err)
+	}
+	g, err := NewGramLU(context.Background(), bp, SymbolicOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := g.SetShift(0); err != nil {
+		b.Fatal(err)
+	}
+	return bp, g
+}
+
+// BenchmarkLUFactor is the numeric LU factorization of B = I - W (GramLU.SetShift: the
+// factorization and the null vector of B^T), checked once: ||M M^+ x - x|| small.
+func BenchmarkLUFactor(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			bp, g := benchGramLU(b, n)
+			checkGramLU(b, bp, g)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := g.SetShift(0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// LU costs twice the Cholesky count of the same pattern.
+			b.ReportMetric(2*g.sym.Flops()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlop/s")
+			b.ReportMetric(2*float64(g.sym.NNZ())/float64(n), "nnzLU/row")
+		})
+	}
+}
+
+// BenchmarkGramLUApply is one application of M^+ (two LU solves, the projections and the
+// permutations): the operator of every Lanczos step on the LU path.
+func BenchmarkGramLUApply(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			bp, g := benchGramLU(b, n)
+			checkGramLU(b, bp, g)
+			x := centred(randVec(rand.New(rand.NewPCG(3, 3)), n))
+			y := make([]float64, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				g.Apply(y, x)
+			}
+			// four triangular passes, 2 flops per stored entry each
+			b.ReportMetric(8*float64(g.sym.NNZ())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlop/s")
+		})
+	}
+}
+
+// BenchmarkBPatternFill is the refill of B's values for new weights (every generation).
+func BenchmarkBPatternFill(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			_, nb, w := knnWeights(rand.New(rand.NewPCG(uint64(n), 98)), n, 10, 0.1)
+			bp, err := NewBPattern(context.Background(), n, 10, nb, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := bp.Fill(context.Background(), w, 0); err != nil { // allocates the reordered weights
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := bp.Fill(context.Background(), w, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
+}
+
+// checkGramLU fails b unless M (M^+ x) = x for a vector x orthogonal to the constant vector, to
+// the accuracy the conditioning of M allows.
+func checkGramLU(b *testing.B, bp *BPattern, g *GramLU) {
+	b.Helper()
+	n := bp.N()
+	x := centred(randVec(rand.New(rand.NewPCG(4, 4)), n))
+	y, r := make([]float64, n), make([]float64, n)
+	g.Apply(y, x)
+	bp.MulVec(r, y)
+	num, den := 0.0, 0.0
+	for i := range r {
+		num += (r[i] - x[i]) * (r[i] - x[i])
+		den += x[i] * x[i]
+	}
+	// ||M|| ||M^+|| eps is below ~1e-4 for these sizes.
+	if num > 1e-8*den {
+		b.Fatalf("||M M^+ x - x|| / ||x|| = %g", num/den)
+	}
+}
