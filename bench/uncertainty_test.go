@@ -13,7 +13,10 @@ import (
 )
 
 // TestUncertaintyGrowsWithScale: on the Swiss roll the median per-point spread of aligned
-// generations grows with the covariance scale a, for both GLLE methods.
+// generations grows with the covariance scale a, for both GLLE methods, up to a = 1. Beyond it
+// the spread saturates: folded generations dominate it, and from a = 1 to a = 5 it grew in only
+// 5 to 8 of 12 generation seeds for direct (n = 600, 5 generations each), so a = 5 is not
+// tested.
 func TestUncertaintyGrowsWithScale(t *testing.T) {
 	ctx := context.Background()
 	X, _ := bench.SwissRoll(600, 2)
@@ -23,7 +26,7 @@ func TestUncertaintyGrowsWithScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		prev := 0.0
-		for _, a := range []float64{0.1, 1, 5} {
+		for _, a := range []float64{0.01, 0.1, 1} {
 			var gens []*mat.Dense
 			for g := 0; g < 5; g++ {
 				Y, _, err := m.Generate(ctx, 7, g, a)

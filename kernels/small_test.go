@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -227,5 +228,38 @@ func TestStreamDeterministicAndNormal(t *testing.T) {
 	// Standard errors at n = 2e5: mean 0.0022, variance 0.0032, fourth moment 0.022; 5 sigma.
 	if math.Abs(mean) > 0.011 || math.Abs(vari-1) > 0.016 || math.Abs(kurt-3) > 0.11 {
 		t.Fatalf("normal moments off: mean %v var %v m4 %v", mean, vari, kurt)
+	}
+}
+
+// TestNormalsDistribution compares the empirical distribution of Normals with the standard
+// normal CDF (Kolmogorov-Smirnov) and checks the tail beyond the ziggurat's base layer
+// (|x| > 3.4426, probability 5.76e-4), which a separate branch draws.
+func TestNormalsDistribution(t *testing.T) {
+	const n = 400000
+	xs := make([]float64, 0, n)
+	buf := make([]float64, 7) // odd: the last draw of each call uses half a Uint64
+	for p := 0; len(xs) < n; p++ {
+		s := NewStream(3, 1, p)
+		s.Normals(buf)
+		xs = append(xs, buf...)
+	}
+	xs = xs[:n]
+	slices.Sort(xs)
+	d, tail := 0.0, 0
+	for i, x := range xs {
+		c := 0.5 * math.Erfc(-x/math.Sqrt2)
+		d = max(d, math.Abs(c-float64(i)/n), math.Abs(c-float64(i+1)/n))
+		if math.Abs(x) > 3.442619855899 {
+			tail++
+		}
+	}
+	t.Logf("KS distance %.5f, %d beyond the base layer", d, tail)
+	// KS critical value at level 1e-4: 2.2 / sqrt(n) = 0.0035.
+	if d > 2.2/math.Sqrt(n) {
+		t.Fatalf("Kolmogorov-Smirnov distance %g", d)
+	}
+	// Tail count: expectation 230, standard deviation 15; 5 sigma.
+	if tail < 155 || tail > 305 {
+		t.Fatalf("%d draws beyond the base layer, want about 230", tail)
 	}
 }

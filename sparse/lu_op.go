@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"glle/parallel"
 )
 
 // GramLU is the Operator x -> M^+ x for M = B^T B, B = I - W the matrix of a BPattern, for x
@@ -28,7 +30,11 @@ type GramLU struct {
 	u   []float64 // u = B'^{-T} e_r in the factor's order
 	uu  float64   // u . u
 	y   []float64 // workspace in the factor's order
+	y2  []float64 // two interleaved right-hand sides (the first Apply after SetShift)
 	ok  bool
+	// uNext: u is not computed yet for the current factors; the next Apply solves for it beside
+	// its own first solve (one pass over the factors for both).
+	uNext bool
 }
 
 // NewGramLU analyses the pattern of b for the LU factorization (the ordering and symbolic
@@ -72,12 +78,7 @@ func (g *GramLU) SetShift(sigma float64) error {
 	if err := g.fac.Factorize(g.ctx, g.b.val, g.b.valT, true); err != nil {
 		return err
 	}
-	// u = B'^{-T} e_r: (L U')^T u = e_{n-1} in the factor's order.
-	clear(g.u)
-	g.u[g.b.n-1] = 1
-	g.fac.u.solvePair(g.fac.l, g.u, 1)
-	g.uu = dot(g.u, g.u)
-	g.ok = true
+	g.ok, g.uNext = true, true
 	return nil
 }
 
@@ -91,22 +92,49 @@ func (g *GramLU) Apply(dst, x []float64) {
 	if len(dst) != n || len(x) != n {
 		panic("sparse: GramLU.Apply length mismatch")
 	}
-	perm, y := g.sym.perm, g.y
-	for k, o := range perm {
-		y[k] = x[o]
+	perm, y, conc := g.sym.perm, g.y, g.sym.conc
+	if g.uNext {
+		// u = B'^{-T} e_r, i.e. (L U')^T u = e_{n-1} in the factor's order, beside
+		// (L U')^T z = x: the two right-hand sides interleaved.
+		if len(g.y2) != 2*n {
+			g.y2 = make([]float64, 2*n)
+		}
+		y2 := g.y2
+		_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
+			for k := lo; k < hi; k++ {
+				y2[2*k], y2[2*k+1] = x[perm[k]], 0
+			}
+			return nil
+		})
+		y2[2*n-1] = 1
+		g.fac.u.solvePair(g.fac.l, y2, 2)
+		for k := range y {
+			y[k], g.u[k] = y2[2*k], y2[2*k+1]
+		}
+		g.uu = dot(g.u, g.u)
+		g.uNext = false
+	} else {
+		_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
+			for k := lo; k < hi; k++ {
+				y[k] = x[perm[k]]
+			}
+			return nil
+		})
+		g.fac.u.solvePair(g.fac.l, y, 1) // (L U')^T z = x
 	}
-	g.fac.u.solvePair(g.fac.l, y, 1) // (L U')^T z = x
 	axpy(-dot(g.u, y)/g.uu, g.u, y)
 	g.fac.l.solvePair(g.fac.u, y, 1) // L U' y = z
 	s := 0.0
-	for k, o := range perm {
-		dst[o] = y[k]
-		s += y[k]
+	for _, v := range y {
+		s += v
 	}
 	s /= float64(n)
-	for i := range dst {
-		dst[i] -= s
-	}
+	_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
+		for k := lo; k < hi; k++ {
+			dst[perm[k]] = y[k] - s
+		}
+		return nil
+	})
 }
 
 // SolveLU runs Lanczos on g at shift 0 for the opts.NEV smallest eigenpairs of a (M itself, for
