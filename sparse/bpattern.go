@@ -201,11 +201,52 @@ func (b *BPattern) MulVec(dst, x []float64) {
 	if len(dst) != b.n || len(x) != b.n {
 		panic("sparse: BPattern.MulVec: length mismatch")
 	}
-	if len(b.tmp) != b.n {
+	if len(b.tmp) < b.n {
 		b.tmp = make([]float64, b.n)
 	}
-	b.mul(b.tmp, x, b.val)
-	b.mul(dst, b.tmp, b.valT)
+	tmp := b.tmp[:b.n]
+	b.mul(tmp, x, b.val)
+	b.mul(dst, tmp, b.valT)
+}
+
+// MulVecs sets dst[t] = M x[t] for every t in one pass over B's entries and one over B^T's.
+func (b *BPattern) MulVecs(dst, x [][]float64) {
+	nv := len(x)
+	if len(b.tmp) < b.n*nv {
+		b.tmp = make([]float64, b.n*nv)
+	}
+	tmp := b.tmp[:b.n*nv]
+	for t := range x {
+		if len(dst[t]) != b.n || len(x[t]) != b.n {
+			panic("sparse: BPattern.MulVecs: length mismatch")
+		}
+	}
+	pass := func(out [][]float64, in [][]float64, val []float64, toTmp bool) {
+		_ = parallel.For(context.Background(), b.n, b.workers, func(_ context.Context, _, lo, hi int) error {
+			for a := lo; a < hi; a++ {
+				for t := 0; t < nv; t++ {
+					var src []float64
+					if toTmp {
+						src = in[t]
+					} else {
+						src = tmp[t*b.n : (t+1)*b.n]
+					}
+					s := 0.0
+					for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+						s += val[q] * src[b.colIdx[q]]
+					}
+					if toTmp {
+						tmp[t*b.n+a] = s
+					} else {
+						out[t][a] = s
+					}
+				}
+			}
+			return nil
+		})
+	}
+	pass(nil, x, b.val, true)
+	pass(dst, nil, b.valT, false)
 }
 
 // NormInf returns ||M||_inf = max_a sum_c |M[a][c]| for M = B^T B with the current values,

@@ -24,11 +24,12 @@ import (
 // A Lanczos is not safe for concurrent use.
 type Lanczos struct {
 	n     int
-	basis []float64 // ld vectors of length n; vector j is basis[j*n:(j+1)*n]
-	x, y  []float64 // work vectors of length n
-	c     []float64 // reorthogonalisation coefficients
-	ops   vecOps    // parallel vector operations
-	rtmp  []float64 // restart scratch, one block per worker
+	basis []float64   // ld vectors of length n; vector j is basis[j*n:(j+1)*n]
+	x, y  []float64   // work vectors of length n
+	c     []float64   // reorthogonalisation coefficients
+	bas   [][]float64 // deflation and basis vectors of the current orthogonalisation
+	ops   vecOps      // parallel vector operations
+	rtmp  []float64   // restart scratch, one block per worker
 }
 
 // NewLanczos returns a Lanczos process for operators of order n; the basis is allocated on
@@ -121,21 +122,17 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	col := func(j int) []float64 { return V[j*n : (j+1)*n] }
 	vo := &l.ops
 	vo.workers = cfg.workers
-	deflate := func(v []float64) {
-		for _, q := range cfg.defl {
-			vo.axpy(-vo.dot(q, v), q, v)
-		}
-	}
 	// orth makes v orthogonal to the first m basis vectors (two classical Gram-Schmidt passes,
 	// "twice is enough") and to the deflation space.
 	orth := func(v []float64, m int) {
-		c := l.c[:m]
-		for pass := 0; pass < 2; pass++ {
-			deflate(v)
-			vo.project(c, V, n, v)
-			vo.subtract(v, V, n, c)
+		l.bas = append(l.bas[:0], cfg.defl...)
+		for t := 0; t < m; t++ {
+			l.bas = append(l.bas, col(t))
 		}
-		deflate(v)
+		if len(l.c) < len(l.bas) {
+			l.c = make([]float64, len(l.bas))
+		}
+		vo.orth(v, l.bas, len(cfg.defl), l.c)
 	}
 	// randomOrth fills v with a random unit vector orthogonal to the first m basis vectors and
 	// the deflation space.
@@ -199,8 +196,8 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		u := make([][]float64, cnt)
 		for t := range u {
 			u[t] = make([]float64, n)
-			vo.combine(u[t], V, n, m, func(q int) float64 { return hw[q*ncv+t] })
 		}
+		vo.combine(u, V, n, m, func(q, t int) float64 { return hw[q*ncv+t] })
 		for _, ut := range u {
 			if nu := vo.norm(ut); nu > 0 {
 				vo.scal(1/nu, ut)
@@ -214,11 +211,15 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		out.vectors = ritz(m, cnt)
 		out.values = make([]float64, cnt)
 		out.residuals = make([]float64, cnt)
+		au := make([][]float64, cnt)
+		for t := range au {
+			au[t] = make([]float64, n)
+		}
+		vo.mulVecs(a, au, out.vectors)
 		for t := 0; t < cnt; t++ {
 			out.values[t] = sigma + 1/theta[t]
-			vo.mulVec(a, x, out.vectors[t])
-			vo.axpy(-out.values[t], out.vectors[t], x)
-			out.residuals[t] = vo.norm(x)
+			vo.axpy(-out.values[t], out.vectors[t], au[t])
+			out.residuals[t] = vo.norm(au[t])
 		}
 	}
 

@@ -496,6 +496,16 @@ func TestBPattern(t *testing.T) {
 					t.Fatalf("MulVec[%d] = %g, M's %g", i, y1[i], y2[i])
 				}
 			}
+			// MulVecs: the same row sums in the same order for every vector.
+			x2 := randVec(rng, n)
+			z := [][]float64{make([]float64, n), make([]float64, n)}
+			bp.MulVecs(z, [][]float64{x, x2})
+			bp.MulVec(y2, x2)
+			for i := range y1 {
+				if z[0][i] != y1[i] || z[1][i] != y2[i] {
+					t.Fatalf("MulVecs[%d] = %g, %g; MulVec %g, %g", i, z[0][i], z[1][i], y1[i], y2[i])
+				}
+			}
 			if got, want := bp.NormInf(), mp.NormInf(); math.Abs(got-want) > 1e-13*want {
 				t.Fatalf("NormInf %g, M's %g", got, want)
 			}

@@ -13,6 +13,7 @@ import (
 type vecOps struct {
 	workers int
 	part    []float64 // per-chunk partial sums
+	coef    []float64 // orth's coefficients of the pass being subtracted
 }
 
 // vecChunk is the row chunk of vecOps: a chunk of the vector being orthogonalised stays in the
@@ -69,44 +70,35 @@ func (o *vecOps) scal(a float64, x []float64) {
 	o.each(len(x), func(_, lo, hi int) { scal(a, x[lo:hi]) })
 }
 
-// project sets c[t] = V_t . v for the first len(c) vectors V_t = V[t*n:(t+1)*n].
-func (o *vecOps) project(c, V []float64, n int, v []float64) {
-	m := len(c)
-	p := o.partials(n, m)
-	o.each(n, func(ch, lo, hi int) {
-		pc := p[ch*m : ch*m+m]
-		vc := v[lo:hi]
-		for t := range pc {
-			pc[t] = dot(V[t*n+lo:t*n+hi], vc)
+// combine sets dst[t] = sum_q coef(q, t) V_q over the first m vectors, for every t, in one
+// sweep over the rows (each chunk of the basis is read once for all of dst).
+func (o *vecOps) combine(dst [][]float64, V []float64, n, m int, coef func(q, t int) float64) {
+	o.each(n, func(_, lo, hi int) {
+		for t, dt := range dst {
+			d := dt[lo:hi]
+			clear(d)
+			for q := 0; q < m; q++ {
+				axpy(coef(q, t), V[q*n+lo:q*n+hi], d)
+			}
 		}
 	})
-	clear(c)
-	for ch := 0; ch*m < len(p); ch++ {
-		for t, pt := range p[ch*m : ch*m+m] {
-			c[t] += pt
-		}
+}
+
+// mulVecs sets dst[t] = A x[t] for every t: in one call when A can (a multiVecMatrix), else
+// one mulVec each.
+func (o *vecOps) mulVecs(a SymMatrix, dst, x [][]float64) {
+	if mv, ok := a.(multiVecMatrix); ok {
+		mv.MulVecs(dst, x)
+		return
+	}
+	for t := range dst {
+		o.mulVec(a, dst[t], x[t])
 	}
 }
 
-// subtract sets v -= sum_t c[t] V_t.
-func (o *vecOps) subtract(v, V []float64, n int, c []float64) {
-	o.each(n, func(_, lo, hi int) {
-		vc := v[lo:hi]
-		for t, ct := range c {
-			axpy(-ct, V[t*n+lo:t*n+hi], vc)
-		}
-	})
-}
-
-// combine sets dst = sum_q coef(q) V_q over the first m vectors.
-func (o *vecOps) combine(dst, V []float64, n, m int, coef func(q int) float64) {
-	o.each(n, func(_, lo, hi int) {
-		d := dst[lo:hi]
-		clear(d)
-		for q := 0; q < m; q++ {
-			axpy(coef(q), V[q*n+lo:q*n+hi], d)
-		}
-	})
+// multiVecMatrix is a SymMatrix that multiplies several vectors in one pass over its entries.
+type multiVecMatrix interface {
+	MulVecs(dst, x [][]float64)
 }
 
 // mulVec sets dst = A x for a CSRMatrix (rows in parallel), else calls a.MulVec.
@@ -117,4 +109,66 @@ func (o *vecOps) mulVec(a SymMatrix, dst, x []float64) {
 		return
 	}
 	o.each(c.Dim, func(_, lo, hi int) { c.mulRows(dst, x, lo, hi) })
+}
+
+// orth makes v orthogonal to the vectors of basis (orthonormal; the first nq of them are the
+// deflation vectors) with two classical Gram-Schmidt passes ("twice is enough") and a last
+// projection off the deflation vectors, in four sweeps over the rows instead of seven: each
+// chunk's subtraction is followed at once by the next pass's dot products, while the chunk and
+// the basis rows it just read are still in cache. Reductions sum per-chunk partials in chunk
+// order, so the result has the same bits for any worker count. c has room for len(basis).
+func (o *vecOps) orth(v []float64, basis [][]float64, nq int, c []float64) {
+	n, m := len(v), len(basis)
+	c = c[:m]
+	p := o.partials(n, m)
+	nch := parallel.NumChunks(n, vecChunk)
+	sum := func(dst []float64, width int) {
+		clear(dst)
+		for ch := 0; ch < nch; ch++ {
+			for t, pt := range p[ch*width : ch*width+width] {
+				dst[t] += pt
+			}
+		}
+	}
+	dots := func(pc []float64, vc []float64, lo, hi int, bs [][]float64) {
+		for t, b := range bs {
+			pc[t] = dot(b[lo:hi], vc)
+		}
+	}
+	sub := func(vc []float64, lo, hi int, bs [][]float64, cs []float64) {
+		for t, b := range bs {
+			axpy(-cs[t], b[lo:hi], vc)
+		}
+	}
+	// Pass 1: the projections.
+	o.each(n, func(ch, lo, hi int) { dots(p[ch*m:ch*m+m], v[lo:hi], lo, hi, basis) })
+	sum(c, m)
+	// Pass 1's subtraction with pass 2's projections.
+	if cap(o.coef) < m {
+		o.coef = make([]float64, m)
+	}
+	c1 := o.coef[:m]
+	copy(c1, c)
+	o.each(n, func(ch, lo, hi int) {
+		vc := v[lo:hi]
+		sub(vc, lo, hi, basis, c1)
+		dots(p[ch*m:ch*m+m], vc, lo, hi, basis)
+	})
+	sum(c, m)
+	// Pass 2's subtraction with the last projections on the deflation vectors.
+	copy(c1, c)
+	q := basis[:nq]
+	p = p[:nch*max(nq, 1)]
+	o.each(n, func(ch, lo, hi int) {
+		vc := v[lo:hi]
+		sub(vc, lo, hi, basis, c1)
+		if nq > 0 {
+			dots(p[ch*nq:ch*nq+nq], vc, lo, hi, q)
+		}
+	})
+	if nq == 0 {
+		return
+	}
+	sum(c[:nq], nq)
+	o.each(n, func(_, lo, hi int) { sub(v[lo:hi], lo, hi, q, c[:nq]) })
 }
