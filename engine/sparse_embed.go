@@ -207,22 +207,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	n, k := m.N, m.K
 	er := EigenReport{Solver: "sparse", Deflated: deflate}
 	lu := s.luPath() && deflate
-	t0 := time.Now()
-	if lu {
-		prog(Progress{Stage: "assemble"})
-		if s.bp == nil {
-			if err := s.bPattern(ctx); err != nil {
-				return nil, nil, er, err
-			}
-		}
-		if err := s.bp.Fill(ctx, w, m.st.fgWorkers()); err != nil {
-			return nil, nil, er, fillError(ctx, err)
-		}
-		// The pattern's build time, spent earlier when start built it, is part of the stage.
-		rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
-		s.patTime = 0
-		prog(Progress{Stage: "assemble", Final: true})
-	} else if err := s.assembleM(ctx, w, t0, prog, rep); err != nil {
+	if err := s.assemble(ctx, w, lu, prog, rep); err != nil {
 		return nil, nil, er, err
 	}
 	if s.ones == nil {
@@ -299,8 +284,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	if !lu {
 		if er.LUFallback != "" {
 			// M and its pattern were not needed so far.
-			t1 := time.Now()
-			if err := s.assembleM(ctx, w, t1, prog, rep); err != nil {
+			if err := s.assemble(ctx, w, false, prog, rep); err != nil {
 				return nil, nil, er, err
 			}
 			toInternal, fromInternal = s.maps(false)
@@ -411,37 +395,49 @@ func (s *sparseEmbed) maps(lu bool) (toInternal, fromInternal func(dst, x []floa
 	return s.pat.ToInternal, s.pat.FromInternal
 }
 
-// assembleM builds M's pattern if needed and fills its values for w (the Cholesky path),
-// reporting the stage "assemble" from t0.
-func (s *sparseEmbed) assembleM(ctx context.Context, w []float64, t0 time.Time, prog func(Progress), rep *Report) error {
+// assemble builds B's pattern (lu) or M's if needed and fills its values for w, reporting
+// the stage "assemble" (with the pattern's build time when start built it earlier).
+func (s *sparseEmbed) assemble(ctx context.Context, w []float64, lu bool, prog func(Progress), rep *Report) error {
 	m := s.m
+	t0 := time.Now()
 	prog(Progress{Stage: "assemble"})
-	if s.pat == nil {
-		if err := s.pattern(ctx); err != nil {
-			return err
+	if lu {
+		if s.bp == nil {
+			if err := s.bPattern(ctx); err != nil {
+				return err
+			}
+		}
+		if err := s.bp.Fill(ctx, w, m.st.fgWorkers()); err != nil {
+			return fillError(ctx, err, "B = I - W")
+		}
+	} else {
+		if s.pat == nil {
+			if err := s.pattern(ctx); err != nil {
+				return err
+			}
+		}
+		if err := s.pat.Fill(ctx, w, m.st.fgWorkers()); err != nil {
+			return fillError(ctx, err, "M")
+		}
+		if m.Method.Generative() {
+			// Generations refill M: precompute where every contribution lands (once).
+			if err := s.pat.PrepareRefill(ctx, m.st.fgWorkers()); err != nil {
+				return err
+			}
 		}
 	}
-	if err := s.pat.Fill(ctx, w, m.st.fgWorkers()); err != nil {
-		return fillError(ctx, err)
-	}
-	if m.Method.Generative() {
-		// Generations refill M: precompute where every contribution lands (once).
-		if err := s.pat.PrepareRefill(ctx, m.st.fgWorkers()); err != nil {
-			return err
-		}
-	}
-	// The pattern's build time, spent earlier when start built it, is part of the stage.
 	rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
 	s.patTime = 0
 	prog(Progress{Stage: "assemble", Final: true})
 	return nil
 }
 
-// fillError is the error of a failed assembly of M or B (non-finite weights).
-func fillError(ctx context.Context, err error) error {
+// fillError is the error of a failed assembly of the matrix what (non-finite weights, or
+// values overflowing).
+func fillError(ctx context.Context, err error, what string) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return &DegenerateError{Kind: "nonfinite", Count: 1, Example: -1,
-		Msg: fmt.Sprintf("assembling M failed: %v (weights too large: lower the covariance scale)", err)}
+		Msg: fmt.Sprintf("assembling %s failed: %v (weights too large: lower the covariance scale)", what, err)}
 }

@@ -32,7 +32,7 @@ type BPattern struct {
 	valT         []float64 // B[c][a] per entry
 	wbuf         []float64 // weights in internal order
 	tmp          []float64 // MulVec scratch
-	normM        float64   // ||B^T B||_inf of the current values
+	normM        float64   // ||B^T B||_inf of the current values, -1 until NormInf computes it
 	workers      int
 	r1, bound    []float64 // NormInf scratch: ||B[i][:]||_1 and the row-sum bounds
 	pairs        []colVal  // NormInf scratch: one row's contributions
@@ -48,7 +48,7 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 	workers = parallel.Workers(workers)
 	order, label, comps := bfsOrder(n, k, nbr)
 	b := &BPattern{n: n, k: k, order: order, label: label, comps: comps, workers: workers,
-		nbr: relabelGraph(n, k, nbr, order, label, workers), rowPtr: make([]int, n+1)}
+		nbr: relabelGraph(n, k, nbr, order, label, workers), rowPtr: make([]int, n+1), normM: -1}
 	nb := b.nbr
 	revPtr, revIdx := reverseSlots(n, nb)
 	// Each worker builds its contiguous range of rows into its own buffers; the row lengths
@@ -197,56 +197,23 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 
 // MulVec sets dst = M x = B^T (B x) (internal order) with the current values, on the
 // pattern's workers; the result does not depend on their number. It implements SymMatrix.
-func (b *BPattern) MulVec(dst, x []float64) {
-	if len(dst) != b.n || len(x) != b.n {
-		panic("sparse: BPattern.MulVec: length mismatch")
-	}
-	if len(b.tmp) < b.n {
-		b.tmp = make([]float64, b.n)
-	}
-	tmp := b.tmp[:b.n]
-	b.mul(tmp, x, b.val)
-	b.mul(dst, tmp, b.valT)
-}
+func (b *BPattern) MulVec(dst, x []float64) { b.MulVecs([][]float64{dst}, [][]float64{x}) }
 
 // MulVecs sets dst[t] = M x[t] for every t in one pass over B's entries and one over B^T's.
 func (b *BPattern) MulVecs(dst, x [][]float64) {
-	nv := len(x)
-	if len(b.tmp) < b.n*nv {
-		b.tmp = make([]float64, b.n*nv)
+	n := b.n
+	if len(b.tmp) < n*len(x) {
+		b.tmp = make([]float64, n*len(x))
 	}
-	tmp := b.tmp[:b.n*nv]
+	tmp := make([][]float64, len(x))
 	for t := range x {
-		if len(dst[t]) != b.n || len(x[t]) != b.n {
+		if len(dst[t]) != n || len(x[t]) != n {
 			panic("sparse: BPattern.MulVecs: length mismatch")
 		}
+		tmp[t] = b.tmp[t*n : (t+1)*n]
 	}
-	pass := func(out [][]float64, in [][]float64, val []float64, toTmp bool) {
-		_ = parallel.For(context.Background(), b.n, b.workers, func(_ context.Context, _, lo, hi int) error {
-			for a := lo; a < hi; a++ {
-				for t := 0; t < nv; t++ {
-					var src []float64
-					if toTmp {
-						src = in[t]
-					} else {
-						src = tmp[t*b.n : (t+1)*b.n]
-					}
-					s := 0.0
-					for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-						s += val[q] * src[b.colIdx[q]]
-					}
-					if toTmp {
-						tmp[t*b.n+a] = s
-					} else {
-						out[t][a] = s
-					}
-				}
-			}
-			return nil
-		})
-	}
-	pass(nil, x, b.val, true)
-	pass(dst, nil, b.valT, false)
+	b.mul(tmp, x, b.val)
+	b.mul(dst, tmp, b.valT)
 }
 
 // NormInf returns ||M||_inf = max_a sum_c |M[a][c]| for M = B^T B with the current values,
@@ -417,18 +384,19 @@ type colVal struct {
 	v float64
 }
 
-// mul sets dst = B x (val) or B^T x (valT), internal order.
-func (b *BPattern) mul(dst, x, val []float64) {
-	if len(dst) != b.n || len(x) != b.n {
-		panic("sparse: BPattern: length mismatch")
-	}
+// mul sets dst[t] = B x[t] (val) or B^T x[t] (valT) for every t, internal order: each row's
+// entries are read once for all the vectors.
+func (b *BPattern) mul(dst, x [][]float64, val []float64) {
 	_ = parallel.For(context.Background(), b.n, b.workers, func(_ context.Context, _, lo, hi int) error {
 		for a := lo; a < hi; a++ {
-			s := 0.0
-			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-				s += val[q] * x[b.colIdx[q]]
+			cols, vals := b.colIdx[b.rowPtr[a]:b.rowPtr[a+1]], val[b.rowPtr[a]:b.rowPtr[a+1]]
+			for t, xt := range x {
+				s := 0.0
+				for q, c := range cols {
+					s += vals[q] * xt[c]
+				}
+				dst[t][a] = s
 			}
-			dst[a] = s
 		}
 		return nil
 	})
