@@ -74,14 +74,23 @@ func (f *Factor) solveInterleaved(y []float64, nrhs int) { f.solvePair(f, y, nrh
 // b's (the same Symbolic): b = f solves with L L^T, and an LU factor's views solve with L U or
 // U^T L^T (LUFactor). f's solve plan and buffers serve both.
 func (f *Factor) solvePair(b *Factor, y []float64, nrhs int) {
-	s := f.s
-	be := kernels.Current()
 	if !f.parallelSolve() {
+		s := f.s
+		be := kernels.Current()
 		tmp := f.tmpBuf(s.maxUpdate * nrhs)
 		f.forwardRangeBlock(be, 0, s.ns, y, tmp, nrhs, nil, nil)
 		b.backwardRangeBlock(be, 0, s.ns, y, tmp, nrhs)
 		return
 	}
+	f.forwardAll(y, nrhs)
+	f.backwardAll(b, y, nrhs)
+}
+
+// forwardAll performs every forward step on f's panels (solvePair's first half) with the
+// parallel plan.
+func (f *Factor) forwardAll(y []float64, nrhs int) {
+	s := f.s
+	be := kernels.Current()
 	sc := &s.sched
 	p := f.plan()
 	recs, tmps := p.buffers(nrhs, s.maxUpdate)
@@ -109,6 +118,22 @@ func (f *Factor) solvePair(b *Factor, y []float64, nrhs int) {
 			}
 		}
 	}
+}
+
+// backwardAll performs every backward step on b's panels (solvePair's second half; f, of the
+// same Symbolic, lends its plan and buffers), the top supernodes first, then the subtrees on
+// the workers.
+func (f *Factor) backwardAll(b *Factor, y []float64, nrhs int) {
+	s := f.s
+	be := kernels.Current()
+	sc := &s.sched
+	if !f.parallelSolve() {
+		b.backwardRangeBlock(be, 0, s.ns, y, f.tmpBuf(s.maxUpdate*nrhs), nrhs)
+		return
+	}
+	p := f.plan()
+	_, tmps := p.buffers(nrhs, s.maxUpdate)
+	tmp := tmps[0]
 	for t := s.ns - 1; t >= 0; t-- {
 		if p.rootOf[t] < 0 {
 			b.backwardRangeBlock(be, t, t+1, y, tmp, nrhs)

@@ -46,8 +46,7 @@ const luPivotTol = 1e-8
 type LUFactor struct {
 	s        *Symbolic
 	l, u     *Factor     // solve views: panels of L (unit diagonal stored) and of U^T
-	stacksL  [][]float64 // lower triangles of the update matrices, one per worker plus the top
-	stacksU  [][]float64 // their upper triangles, transposed (same layout)
+	stacks   [][]float64 // full update matrices (mu x mu, row-major), one stack per list plus the top
 	works    [][]float64 // dense update workspaces (full, mu x mu)
 	swap     []bool      // per input entry: it lands transposed in the permuted lower triangle
 	diagQ    []int32     // input entries on the diagonal
@@ -67,12 +66,11 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 	lx := s.takeLX()
 	ux := make([]float64, s.lxPtr[s.ns])
 	f := &LUFactor{
-		s:       s,
-		l:       solveView(s, lx),
-		u:       solveView(s, ux),
-		stacksL: make([][]float64, len(sc.stackLen)),
-		stacksU: make([][]float64, len(sc.stackLen)),
-		works:   make([][]float64, len(sc.stackLen)),
+		s:      s,
+		l:      solveView(s, lx),
+		u:      solveView(s, ux),
+		stacks: make([][]float64, len(sc.stackLen)),
+		works:  make([][]float64, len(sc.stackLen)),
 	}
 	f.u.y = f.l.y
 	f.u.sp = f.l.plan() // one parallel-solve plan serves both views
@@ -91,9 +89,11 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 			}
 		}
 	}
+	// The schedule's stack offsets count packed triangles, mu(mu+1)/2 entries per update
+	// matrix; twice that holds the full mu x mu matrix, so doubling every offset keeps the
+	// schedule's stack discipline.
 	for k := range sc.stackLen {
-		f.stacksL[k] = make([]float64, sc.stackLen[k])
-		f.stacksU[k] = make([]float64, sc.stackLen[k])
+		f.stacks[k] = make([]float64, 2*sc.stackLen[k])
 		f.works[k] = make([]float64, sc.workLen[k])
 	}
 	return f
@@ -205,9 +205,8 @@ func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast b
 		}
 	}
 	for _, c := range sc.children[t] {
-		cl, cu, rel := f.childUpdate(c)
-		extendAddPanel(pl, w, cl, rel)
-		extendAddPanel(pu, w, cu, rel)
+		gc, rel := f.childUpdate(c)
+		extendAddFullPanel(pl, pu, w, gc, rel)
 	}
 	isLast := singularLast && c0+w == s.n
 	j, d := f.panel(pl, pu, m, w, st, nw, isLast)
@@ -227,61 +226,97 @@ func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast b
 	if mu > 0 {
 		l21, u21 := pl[w*w:], pu[w*w:]
 		g := f.works[st][:mu*mu]
-		// G = -L21 U12 (full): lower triangle -> the update's L part, upper -> its U part.
+		// G = -L21 U12 (full): the front's Schur complement, rows and columns in the order of
+		// the supernode's rows below its diagonal block.
 		if w <= smallPanel {
 			negABt(mu, w, l21, u21, g, false)
 		} else {
 			gemmSub(nw, s.conc, mu, mu, w, l21, w, u21, w, 0, g, mu)
 		}
 		for _, c := range sc.children[t] {
-			cl, cu, rel := f.childUpdate(c)
-			extendAddUpdate(g, w, mu, cl, rel)
-			extendAddUpdateT(g, w, mu, cu, rel)
+			gc, rel := f.childUpdate(c)
+			extendAddFullUpdate(nw, s.conc, g, w, mu, gc, rel)
 		}
-		dl := f.stacksL[st][sc.off[t]:]
-		du := f.stacksU[st][sc.off[t]:]
-		for i := 0; i < mu; i++ {
-			o := i * (i + 1) / 2
-			copy(dl[o:o+i+1], g[i*mu:i*mu+i+1])
-			row := du[o : o+i+1]
-			for jj := range row {
-				row[jj] = g[jj*mu+i]
-			}
+		dst := f.stacks[st][2*sc.off[t]:][:mu*mu]
+		if nw <= 1 || mu*mu < 1<<16 {
+			copy(dst, g)
+		} else {
+			splitRows(nw, s.conc, mu, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+				copy(dst[lo*mu:hi*mu], g[lo*mu:hi*mu])
+			})
 		}
 	}
 	return nil
 }
 
-// childUpdate returns child c's packed update triangles (L part, U^T part) and the positions
-// of its rows among its parent's rows.
-func (f *LUFactor) childUpdate(c int32) (cl, cu []float64, rel []int32) {
+// childUpdate returns child c's full update matrix (the Schur complement of its front, mc x mc
+// row-major) and the positions of its rows among its parent's rows.
+func (f *LUFactor) childUpdate(c int32) (gc []float64, rel []int32) {
 	s := f.s
 	sc := &s.sched
 	wc := int64(s.sFirst[c+1] - s.sFirst[c])
 	rel = s.sRel[s.sRowPtr[c]+wc : s.sRowPtr[c+1]]
 	mc := int64(len(rel))
-	o := sc.off[c]
-	st := sc.stackOf[c]
-	return f.stacksL[st][o : o+mc*(mc+1)/2], f.stacksU[st][o : o+mc*(mc+1)/2], rel
+	return f.stacks[sc.stackOf[c]][2*sc.off[c]:][:mc*mc], rel
 }
 
-// extendAddUpdateT adds the strict lower part of the child's U^T triangle cu (rows and columns
-// below the parent's columns) into the parent's full update matrix u transposed: entry (i, j),
-// i > j, of cu is the update of the front's entry (rel[j], rel[i]). The diagonal is the L
-// triangle's (extendAddUpdate adds it).
-func extendAddUpdateT(u []float64, w, mu int, cu []float64, rel []int32) {
-	js := 0
-	for js < len(rel) && int(rel[js]) < w {
+// extendAddFullPanel adds the entries of a child's full update matrix gc that fall in the
+// parent's columns (or, transposed, rows) [0, w) into the parent's panels: entry (i, j) is the
+// update of the front's entry (rel[i], rel[j]); on or below the diagonal (rel[j] <= rel[i]) it
+// belongs to the L panel pl at row rel[i], column rel[j], above it to the U^T panel pu at row
+// rel[j], column rel[i]. Diagonal entries go to both (each panel holds the front's diagonal).
+func extendAddFullPanel(pl, pu []float64, w int, gc []float64, rel []int32) {
+	mc := len(rel)
+	js := 0 // number of child rows landing in the parent's columns
+	for js < mc && int(rel[js]) < w {
 		js++
 	}
-	for i := js; i < len(rel); i++ {
-		row := cu[i*(i+1)/2+js : i*(i+1)/2+i]
-		ci := int(rel[i]) - w
-		rj := rel[js:i]
-		for j, v := range row {
-			u[(int(rj[j])-w)*mu+ci] += v
+	for i := 0; i < js; i++ {
+		ri := int(rel[i])
+		row := gc[i*mc : i*mc+mc]
+		prow := pl[ri*w:]
+		for j, v := range row[:i+1] {
+			prow[rel[j]] += v
+		}
+		for j := i; j < mc; j++ {
+			pu[int(rel[j])*w+ri] += row[j]
 		}
 	}
+	for i := js; i < mc; i++ {
+		ri := int(rel[i])
+		row := gc[i*mc : i*mc+js]
+		prow := pl[ri*w:]
+		for j, v := range row {
+			prow[rel[j]] += v
+		}
+	}
+}
+
+// extendAddFullUpdate adds the entries of a child's full update matrix gc whose row and column
+// both fall below the parent's columns into the parent's full update matrix g (order mu): entry
+// (i, j) goes to (rel[i]-w, rel[j]-w). The child's rows map to distinct rows of g, so large
+// children are split by rows across nw workers (each entry still receives one addition).
+func extendAddFullUpdate(nw, conc int, g []float64, w, mu int, gc []float64, rel []int32) {
+	mc := len(rel)
+	js := 0
+	for js < mc && int(rel[js]) < w {
+		js++
+	}
+	rows := func(lo, hi int) {
+		rj := rel[js:]
+		for i := js + lo; i < js+hi; i++ {
+			row := gc[i*mc+js : i*mc+mc]
+			grow := g[(int(rel[i])-w)*mu:]
+			for j, v := range row {
+				grow[int(rj[j])-w] += v
+			}
+		}
+	}
+	if nw <= 1 || (mc-js)*(mc-js) < 1<<16 {
+		rows(0, mc-js)
+		return
+	}
+	splitRows(nw, conc, mc-js, func(i int) float64 { return float64(i) }, rows)
 }
 
 // panel factors the m x w panels pl (lower part of the front's columns) and pu (its upper part,
@@ -304,9 +339,17 @@ func (f *LUFactor) panel(pl, pu []float64, m, w, st, nw int, last bool) (int, fl
 			// Rows below the block: L part times U_kk^{-1}, U^T part times L_kk^{-T}.
 			trsmSub(nw, f.s.conc, m-k1, b, pu[k0*w+k0:], w, pl[k1*w+k0:], w, blas.NonUnit)
 			trsmSub(nw, f.s.conc, m-k1, b, pl[k0*w+k0:], w, pu[k1*w+k0:], w, blas.Unit)
-			if w > k1 {
-				gemmSub(nw, f.s.conc, m-k1, w-k1, b, pl[k1*w+k0:], w, pu[k1*w+k0:], w, 1, pl[k1*w+k1:], w)
-				gemmSub(nw, f.s.conc, m-k1, w-k1, b, pu[k1*w+k0:], w, pl[k1*w+k0:], w, 1, pu[k1*w+k1:], w)
+			// The trailing columns: the rows below the diagonal block in one product each,
+			// the diagonal block one block column at a time from its diagonal down, since each
+			// panel needs only its lower triangle there (the part above is the other panel's).
+			if m > w && w > k1 {
+				gemmSub(nw, f.s.conc, m-w, w-k1, b, pl[w*w+k0:], w, pu[k1*w+k0:], w, 1, pl[w*w+k1:], w)
+				gemmSub(nw, f.s.conc, m-w, w-k1, b, pu[w*w+k0:], w, pl[k1*w+k0:], w, 1, pu[w*w+k1:], w)
+			}
+			for j0 := k1; j0 < w; j0 += panelBlock {
+				j1 := min(j0+panelBlock, w)
+				gemmSub(nw, f.s.conc, w-j0, j1-j0, b, pl[j0*w+k0:], w, pu[j0*w+k0:], w, 1, pl[j0*w+j0:], w)
+				gemmSub(nw, f.s.conc, w-j0, j1-j0, b, pu[j0*w+k0:], w, pl[j0*w+k0:], w, 1, pu[j0*w+j0:], w)
 			}
 		}
 	}

@@ -30,10 +30,8 @@ type GramLU struct {
 	u   []float64 // u = B'^{-T} e_r in the factor's order
 	uu  float64   // u . u
 	y   []float64 // workspace in the factor's order
-	y2  []float64 // two interleaved right-hand sides (the first Apply after SetShift)
 	ok  bool
-	// uNext: u is not computed yet for the current factors; the next Apply solves for it beside
-	// its own first solve (one pass over the factors for both).
+	// uNext: u is not computed yet for the current factors (the next Apply computes it).
 	uNext bool
 }
 
@@ -93,34 +91,22 @@ func (g *GramLU) Apply(dst, x []float64) {
 		panic("sparse: GramLU.Apply length mismatch")
 	}
 	perm, y, conc := g.sym.perm, g.y, g.sym.conc
+	_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
+		for k := lo; k < hi; k++ {
+			y[k] = x[perm[k]]
+		}
+		return nil
+	})
+	g.fac.u.solvePair(g.fac.l, y, 1) // (L U')^T z = x
 	if g.uNext {
-		// u = B'^{-T} e_r, i.e. (L U')^T u = e_{n-1} in the factor's order, beside
-		// (L U')^T z = x: the two right-hand sides interleaved.
-		if len(g.y2) != 2*n {
-			g.y2 = make([]float64, 2*n)
-		}
-		y2 := g.y2
-		_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
-			for k := lo; k < hi; k++ {
-				y2[2*k], y2[2*k+1] = x[perm[k]], 0
-			}
-			return nil
-		})
-		y2[2*n-1] = 1
-		g.fac.u.solvePair(g.fac.l, y2, 2)
-		for k := range y {
-			y[k], g.u[k] = y2[2*k], y2[2*k+1]
-		}
+		// u = B'^{-T} e_r: (L U')^T u = U'^T L^T u = e_{n-1} in the factor's order. U'^T is
+		// lower triangular with last diagonal entry 1 (the replaced pivot), so its forward
+		// solve maps e_{n-1} to itself: u is one backward pass with L^T (half a solve).
+		clear(g.u)
+		g.u[n-1] = 1
+		g.fac.u.backwardAll(g.fac.l, g.u, 1)
 		g.uu = dot(g.u, g.u)
 		g.uNext = false
-	} else {
-		_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
-			for k := lo; k < hi; k++ {
-				y[k] = x[perm[k]]
-			}
-			return nil
-		})
-		g.fac.u.solvePair(g.fac.l, y, 1) // (L U')^T z = x
 	}
 	axpy(-dot(g.u, y)/g.uu, g.u, y)
 	g.fac.l.solvePair(g.fac.u, y, 1) // L U' y = z
