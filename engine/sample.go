@@ -193,13 +193,14 @@ func rotateOnto(Y, B *mat.Dense) {
 	svd.UTo(&u)
 	svd.VTo(&v)
 	r.Mul(&u, v.T())
+	rr := r.RawMatrix()
 	row := make([]float64, p)
 	for i := 0; i < n; i++ {
 		yi := Y.RawRowView(i)
-		for j := 0; j < p; j++ {
+		for j := range row {
 			s := 0.0
-			for q := 0; q < p; q++ {
-				s += yi[q] * r.At(q, j)
+			for q, y := range yi {
+				s += y * rr.Data[q*rr.Stride+j]
 			}
 			row[j] = s
 		}
