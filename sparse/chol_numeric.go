@@ -43,18 +43,22 @@ type Factor struct {
 	valid  bool               // the last Factorize succeeded
 }
 
-// takeLX returns the panel storage PrepareFactor prepared (its first taker gets it) or a new one.
-func (s *Symbolic) takeLX() []float64 {
+// takeLX returns the panel storage PrepareFactor prepared (its first taker gets it) or a new
+// one, for panels times the factor's panels (1, or 2 for an LUFactor's L and U^T).
+func (s *Symbolic) takeLX(panels int) []float64 {
+	size := int64(panels) * s.lxPtr[s.ns]
 	if p := s.lx.Swap(nil); p != nil {
-		return p.take()
+		if buf := p.take(); int64(len(buf)) >= size {
+			return buf[:size:size]
+		}
 	}
-	return make([]float64, s.lxPtr[s.ns])
+	return make([]float64, size)
 }
 
 // NewFactor allocates a numeric factor for the symbolic analysis s.
 func NewFactor(s *Symbolic) *Factor {
 	sc := &s.sched
-	lx := s.takeLX()
+	lx := s.takeLX(1)
 	f := &Factor{
 		s:      s,
 		lx:     lx,

@@ -187,6 +187,10 @@ type SymbolicOptions struct {
 	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
 	// on it.
 	Workers int
+
+	// luFactor (NewGramLU) makes PrepareFactor prepare the storage of both of an LUFactor's
+	// panels, L's and U^T's, in one buffer of twice the size.
+	luFactor bool
 }
 
 // Relaxed amalgamation (as in CHOLMOD's defaults): a child supernode is merged into its
@@ -517,7 +521,11 @@ func analyzePerm[I int | int32](s *Symbolic, ctx context.Context, g adjacency[I]
 		}
 	}
 	if opts.PrepareFactor {
-		s.lx.Store(newPrefaulted(ctx, lxSize))
+		size := lxSize
+		if opts.luFactor {
+			size *= 2
+		}
+		s.lx.Store(newPrefaulted(ctx, size))
 	}
 	if onPartition != nil {
 		onPartition()

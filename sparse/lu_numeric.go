@@ -63,8 +63,9 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 		panic("sparse: NewLUFactor pattern does not match the analysis")
 	}
 	sc := &s.sched
-	lx := s.takeLX()
-	ux := make([]float64, s.lxPtr[s.ns])
+	buf := s.takeLX(2) // prefaulted by the analysis (NewGramLU's luFactor)
+	size := s.lxPtr[s.ns]
+	lx, ux := buf[:size:size], buf[size:]
 	f := &LUFactor{
 		s:      s,
 		l:      solveView(s, lx),

@@ -42,6 +42,7 @@ type GramLU struct {
 func NewGramLU(ctx context.Context, b *BPattern, opts SymbolicOptions) (*GramLU, error) {
 	opts.Symmetric = true
 	opts.PrepareFactor = true
+	opts.luFactor = true
 	t0 := time.Now()
 	g := b.graph()
 	dt := time.Since(t0)
