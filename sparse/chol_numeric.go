@@ -222,20 +222,33 @@ func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64
 func (f *Factor) childUpdate(c int32) (cu []float64, rel []int32) {
 	s := f.s
 	sc := &s.sched
-	wc := int64(s.sFirst[c+1] - s.sFirst[c])
-	rel = s.sRel[s.sRowPtr[c]+wc : s.sRowPtr[c+1]]
+	rel = s.childRel(c)
 	mc := len(rel)
 	return f.stacks[sc.stackOf[c]][sc.off[c] : sc.off[c]+int64(mc*(mc+1)/2)], rel
+}
+
+// childRel returns the positions of supernode c's rows below its diagonal block among its
+// parent's rows (increasing).
+func (s *Symbolic) childRel(c int32) []int32 {
+	wc := int64(s.sFirst[c+1] - s.sFirst[c])
+	return s.sRel[s.sRowPtr[c]+wc : s.sRowPtr[c+1]]
+}
+
+// splitAt returns the number of entries of the increasing rel below w: the child rows that land
+// in the parent's own columns.
+func splitAt(rel []int32, w int) int {
+	js := 0
+	for js < len(rel) && int(rel[js]) < w {
+		js++
+	}
+	return js
 }
 
 // extendAddPanel adds the entries of a child's packed lower-triangular update matrix cu,
 // whose rows sit at the increasing positions rel of the parent's rows, that land in the
 // parent's columns: into the parent's panel p (width w).
 func extendAddPanel(p []float64, w int, cu []float64, rel []int32) {
-	js := 0 // number of child rows landing in the parent's columns
-	for js < len(rel) && int(rel[js]) < w {
-		js++
-	}
+	js := splitAt(rel, w)
 	for i, ri := range rel {
 		row := cu[i*(i+1)/2 : i*(i+1)/2+i+1]
 		if i >= js {
@@ -251,10 +264,7 @@ func extendAddPanel(p []float64, w int, cu []float64, rel []int32) {
 // extendAddUpdate adds the rest of cu (rows and columns below the parent's columns) into the
 // parent's update matrix u (order mu, lower triangle).
 func extendAddUpdate(u []float64, w, mu int, cu []float64, rel []int32) {
-	js := 0
-	for js < len(rel) && int(rel[js]) < w {
-		js++
-	}
+	js := splitAt(rel, w)
 	for i := js; i < len(rel); i++ {
 		row := cu[i*(i+1)/2+js : i*(i+1)/2+i+1]
 		urow := u[(int(rel[i])-w)*mu:]

@@ -253,10 +253,8 @@ func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast b
 // childUpdate returns child c's full update matrix (the Schur complement of its front, mc x mc
 // row-major) and the positions of its rows among its parent's rows.
 func (f *LUFactor) childUpdate(c int32) (gc []float64, rel []int32) {
-	s := f.s
-	sc := &s.sched
-	wc := int64(s.sFirst[c+1] - s.sFirst[c])
-	rel = s.sRel[s.sRowPtr[c]+wc : s.sRowPtr[c+1]]
+	sc := &f.s.sched
+	rel = f.s.childRel(c)
 	mc := int64(len(rel))
 	return f.stacks[sc.stackOf[c]][2*sc.off[c]:][:mc*mc], rel
 }
@@ -268,10 +266,7 @@ func (f *LUFactor) childUpdate(c int32) (gc []float64, rel []int32) {
 // rel[j], column rel[i]. Diagonal entries go to both (each panel holds the front's diagonal).
 func extendAddFullPanel(pl, pu []float64, w int, gc []float64, rel []int32) {
 	mc := len(rel)
-	js := 0 // number of child rows landing in the parent's columns
-	for js < mc && int(rel[js]) < w {
-		js++
-	}
+	js := splitAt(rel, w)
 	for i := 0; i < js; i++ {
 		ri := int(rel[i])
 		row := gc[i*mc : i*mc+mc]
@@ -299,10 +294,7 @@ func extendAddFullPanel(pl, pu []float64, w int, gc []float64, rel []int32) {
 // children are split by rows across nw workers (each entry still receives one addition).
 func extendAddFullUpdate(nw, conc int, g []float64, w, mu int, gc []float64, rel []int32) {
 	mc := len(rel)
-	js := 0
-	for js < mc && int(rel[js]) < w {
-		js++
-	}
+	js := splitAt(rel, w)
 	rows := func(lo, hi int) {
 		rj := rel[js:]
 		for i := js + lo; i < js+hi; i++ {
