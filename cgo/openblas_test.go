@@ -13,7 +13,7 @@ import (
 // user's choice must be kept (no switch), and the kernel set must be named in Config.
 func TestCoreSwitchRespectsEnv(t *testing.T) {
 	if os.Getenv("GLLE_CORE_CHILD") == "1" {
-		if switchedToZen {
+		if switchedFrom != "" {
 			t.Fatal("switched kernels although OPENBLAS_CORETYPE is set")
 		}
 		if !strings.Contains(strings.ToLower(Config()), "core haswell") {
@@ -28,6 +28,26 @@ func TestCoreSwitchRespectsEnv(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GLLE_CORE_CHILD=1", "OPENBLAS_CORETYPE=Haswell")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// TestCoreMatchesCPU checks that the kernel set in use is one of OpenBLAS's AVX2 or AVX-512
+// sets whenever the CPU supports AVX2 with FMA, and never one it does not support: without
+// the switch in init, OpenBLAS 0.3.21 runs unknown Intel models on its Prescott kernels, 6x
+// slower in DGEMM.
+func TestCoreMatchesCPU(t *testing.T) {
+	if os.Getenv("OPENBLAS_CORETYPE") != "" {
+		t.Skip("OPENBLAS_CORETYPE chooses the kernels")
+	}
+	core := strings.ToLower(coreName())
+	isa := isaLevel()
+	t.Logf("ISA level %d (0 none, 1 AVX2+FMA, 2 AVX-512); %s", isa, Config())
+	modern := modernCore(core)
+	switch {
+	case isa >= 1 && !modern:
+		t.Errorf("CPU supports AVX2+FMA but OpenBLAS runs its %s kernels", core)
+	case isa < 2 && (core == "skylakex" || core == "cooperlake" || core == "sapphirerapids"):
+		t.Errorf("CPU lacks AVX-512 but OpenBLAS runs its %s kernels", core)
 	}
 }
 

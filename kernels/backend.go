@@ -77,6 +77,18 @@ type SupernodalSolver interface {
 	BackwardSupernodes(s *Supernodes, y, tmp []float64, t0, t1 int)
 }
 
+// PanelSolver is implemented by backends with a native kernel for the triangular solves of the
+// sparse factorizations' panels, b = b L^{-T} with a narrow lower triangle L; the sparse package
+// calls the BLAS's Dtrsm otherwise (and for triangles wider than PanelMaxN).
+type PanelSolver interface {
+	// TrsmRLT overwrites the m x n row-major b (leading dimension ldb) with b L^{-T} for the
+	// n x n lower triangular row-major l (ldl), with a unit diagonal when unit (its stored
+	// diagonal is then not read). Every row's result is independent of m and of the other rows.
+	TrsmRLT(m, n int, l []float64, ldl int, b []float64, ldb int, unit bool)
+	// PanelMaxN is the largest n TrsmRLT accepts.
+	PanelMaxN() int
+}
+
 // SupernodalBlockSolver is implemented by backends with native kernels for the supernode steps
 // of the triangular solves with a block of nrhs right-hand sides, stored interleaved: entry
 // (row i, right-hand side r) at y[i*nrhs+r]. tmp needs nrhs times the largest number of

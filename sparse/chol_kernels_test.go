@@ -19,6 +19,9 @@ func TestSolveKernelsAgree(t *testing.T) {
 	if _, ok := cur.(kernels.SupernodalSolver); cgo.Enabled && !ok {
 		t.Errorf("backend %s has no native supernodal solve kernels", cur.Name())
 	}
+	if _, ok := cur.(kernels.PanelSolver); cgo.Enabled && !ok {
+		t.Errorf("backend %s has no native panel solve kernel", cur.Name())
+	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	knn, _ := knnLLE(rng, 20000, 10)
 	cases := []struct {

@@ -451,14 +451,24 @@ func splitRows(nw, conc, n int, cum func(i int) float64, fn func(lo, hi int)) {
 // trsmSub computes b = b L^{-T} for the n x n lower triangular l (ldl; unit diagonal or not)
 // and the m x n b (ldb), splitting the rows of b across nw workers when large.
 func trsmSub(nw, conc, m, n int, l []float64, ldl int, b []float64, ldb int, diag blas.Diag) {
-	bl := kernels.Current().BLAS()
+	be := kernels.Current()
 	if nw <= 1 || float64(m)*float64(n)*float64(n) < parMinFlops {
-		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, diag, m, n, 1, l, ldl, b, ldb)
+		trsmRows(be, m, n, l, ldl, b, ldb, diag)
 		return
 	}
 	splitRows(nw, conc, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
-		bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, diag, hi-lo, n, 1, l, ldl, b[lo*ldb:], ldb)
+		trsmRows(be, hi-lo, n, l, ldl, b[lo*ldb:], ldb, diag)
 	})
+}
+
+// trsmRows computes b = b L^{-T} like trsmSub on one goroutine: with the backend's panel kernel
+// when it has one for this width (OpenBLAS's DTRSM is slow on narrow panels), else Dtrsm.
+func trsmRows(be kernels.Backend, m, n int, l []float64, ldl int, b []float64, ldb int, diag blas.Diag) {
+	if ps, ok := be.(kernels.PanelSolver); ok && n <= ps.PanelMaxN() {
+		ps.TrsmRLT(m, n, l, ldl, b, ldb, diag == blas.Unit)
+		return
+	}
+	be.BLAS().Dtrsm(blas.Right, blas.Lower, blas.Trans, diag, m, n, 1, l, ldl, b, ldb)
 }
 
 // syrkSub computes the lower triangle of c = beta c - a a^T for the n x k a (lda) and n x n c (ldc);

@@ -1,0 +1,113 @@
+//go:build !purego
+
+package cgo
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// TestTrsmRLTMatchesDtrsm compares the panel kernel with gonum's Dtrsm on random triangles of
+// widths around the tile (8) and sum (4) blocks and up to TrsmMaxN, row counts that are and
+// are not multiples of 8, padded leading dimensions, and both diagonals; rows outside the n
+// columns must stay untouched.
+func TestTrsmRLTMatchesDtrsm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var ref gonum.Implementation
+	var ob openblas
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 96, TrsmMaxN} {
+		for _, m := range []int{1, 7, 8, 9, 17, 100} {
+			for _, unit := range []bool{false, true} {
+				ldl, ldb := n+3, n+2
+				l := make([]float64, n*ldl)
+				for i := 0; i < n; i++ {
+					for j := 0; j < i; j++ {
+						l[i*ldl+j] = rng.Float64() - 0.5
+					}
+					l[i*ldl+i] = 1 + rng.Float64() // well conditioned: |L[j][j]| >= 1
+					if unit {
+						l[i*ldl+i] = math.NaN() // a unit diagonal must not be read
+					}
+				}
+				b := make([]float64, m*ldb)
+				for i := range b {
+					b[i] = rng.NormFloat64()
+				}
+				want := append([]float64(nil), b...)
+				diag := blas.NonUnit
+				if unit {
+					diag = blas.Unit
+				}
+				ref.Dtrsm(blas.Right, blas.Lower, blas.Trans, diag, m, n, 1, l, ldl, want, ldb)
+				ob.TrsmRLT(m, n, l, ldl, b, ldb, unit)
+				for i := 0; i < m; i++ {
+					for j := 0; j < ldb; j++ {
+						got, w := b[i*ldb+j], want[i*ldb+j]
+						// Substitution with |L[j][j]| >= 1 and |L[j][q]| <= 0.5: the two
+						// summation orders differ by a few ulps times the solution's growth
+						// (at most ~1e3 for n = 128 here); 1e-11 relative leaves room.
+						if j >= n && got != w || math.Abs(got-w) > 1e-11*math.Max(1, math.Abs(w)) || math.IsNaN(got) {
+							t.Fatalf("n=%d m=%d unit=%v: b[%d][%d] = %v, want %v", n, m, unit, i, j, got, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTrsmRLTRowsIndependent checks that a row's result does not depend on which other rows
+// share its call (the sparse factorization splits rows between workers).
+func TestTrsmRLTRowsIndependent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const n, m = 37, 29
+	var ob openblas
+	l := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < i; j++ {
+			l[i*n+j] = rng.Float64() - 0.5
+		}
+		l[i*n+i] = 1 + rng.Float64()
+	}
+	b := make([]float64, m*n)
+	for i := range b {
+		b[i] = rng.NormFloat64()
+	}
+	all := append([]float64(nil), b...)
+	ob.TrsmRLT(m, n, l, n, all, n, false)
+	for _, split := range []int{1, 5, 8, 13} {
+		parts := append([]float64(nil), b...)
+		ob.TrsmRLT(split, n, l, n, parts, n, false)
+		ob.TrsmRLT(m-split, n, l, n, parts[split*n:], n, false)
+		for i := range all {
+			if all[i] != parts[i] {
+				t.Fatalf("split at row %d: entry %d differs (%v vs %v)", split, i, parts[i], all[i])
+			}
+		}
+	}
+}
+
+// TestTrsmRLTPanics checks the constant panic message on shape errors.
+func TestTrsmRLTPanics(t *testing.T) {
+	var ob openblas
+	for name, f := range map[string]func(){
+		"wide": func() {
+			ob.TrsmRLT(1, TrsmMaxN+1, make([]float64, (TrsmMaxN+1)*(TrsmMaxN+1)), TrsmMaxN+1, make([]float64, TrsmMaxN+1), TrsmMaxN+1, false)
+		},
+		"short": func() { ob.TrsmRLT(2, 3, make([]float64, 9), 3, make([]float64, 5), 3, false) },
+		"ldl":   func() { ob.TrsmRLT(1, 3, make([]float64, 9), 2, make([]float64, 3), 3, false) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != "cgo: TrsmRLT shape mismatch" {
+					t.Errorf("%s: recover() = %v", name, r)
+				}
+			}()
+			f()
+		}()
+	}
+}
