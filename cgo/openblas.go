@@ -135,8 +135,8 @@ func init() {
 	// AVX-512 DTRSM runs 2-3x slower than its Zen (AVX2) kernels on the narrow panels of the
 	// sparse factorization (measured: sparse Factor at n = 100k 209 -> 168 ms, solves equal).
 	// It does not know Intel family 6 model 207 (Xeon, AVX-512) and runs it on its Prescott
-	// (SSE3) kernels: DGEMM 8-9 GFlop/s on one core against 48-66 GFlop/s with its SkylakeX
-	// kernels, and the LU factorization at n = 1M 5.1-5.8 s against 2.2-2.7 s.
+	// (SSE3) kernels: DGEMM (n = 256..1024) 8-9 GFlop/s on one core against 47-66 GFlop/s with
+	// its SkylakeX kernels, and the LU factorization at n = 1M 5.1-5.8 s against 2.2-2.7 s.
 	if name := C.glle_choose_core(); name != nil {
 		from := coreName()
 		C.glle_switch_core(name)
