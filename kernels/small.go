@@ -58,11 +58,12 @@ func Trace(a []float64, k int) float64 {
 }
 
 // CholeskyGonumMin is the order from which Cholesky calls gonum's blocked Dpotrf (pure Go, no
-// allocation) instead of the unblocked loop below: measured per factorization, the loop takes
-// 50 / 152 / 530 / 990 ns at k = 5 / 10 / 16 / 20 and gonum 126 / 300 / 565 / 830 ns
-// (BenchmarkCholesky). Both builds use the same code, so per-point results do not depend on
-// the build.
-const CholeskyGonumMin = 18
+// allocation) instead of the unblocked loop below. Measured per factorization on an Intel Xeon
+// (BenchmarkCholesky, purego build, medians of 5): the loop 894 / 1510 ns at k = 20 / 24 and
+// gonum 959 / 1630 ns; they are within this machine's noise of each other from k = 18 to 24, so
+// the switch sits in the middle of that range. Both builds use the same code, so per-point
+// results do not depend on the build.
+const CholeskyGonumMin = 22
 
 // Cholesky factors the symmetric positive definite k x k matrix a in place: on return its
 // lower triangle holds L with a = L L^T (the strict upper triangle is left as it was).
@@ -77,27 +78,52 @@ func Cholesky(a []float64, k int) bool {
 	return choleskySmall(a, k)
 }
 
-// choleskySmall is the unblocked (left-looking, row-oriented) Cholesky of Cholesky.
+// choleskySmall is the unblocked (left-looking, row-oriented) Cholesky of Cholesky. Four rows
+// below the pivot are updated together: their dot products with the pivot row are independent
+// chains, so the loop is not bound by one chain's add latency, and each chain still sums in
+// the order c = 0, 1, ..., so the result is the same as row by row. The squares that reduce a
+// later diagonal entry are subtracted from it as soon as each L entry is known, in the same
+// order, which takes the diagonal's dependent chain off the critical path.
 func choleskySmall(a []float64, k int) bool {
 	for j := 0; j < k; j++ {
 		rj := a[j*k : j*k+j+1]
-		s := rj[j]
-		for c := 0; c < j; c++ {
-			s -= rj[c] * rj[c]
-		}
+		s := rj[j] // already reduced by the squares of L's row j (below)
 		if !(s > 0) {
 			return false
 		}
 		ljj := math.Sqrt(s)
 		rj[j] = ljj
 		inv := 1 / ljj
-		for i := j + 1; i < k; i++ {
+		pj := rj[:j]
+		i := j + 1
+		for ; i+3 < k; i += 4 {
+			r0 := a[i*k : i*k+j+1]
+			r1 := a[(i+1)*k : (i+1)*k+j+1]
+			r2 := a[(i+2)*k : (i+2)*k+j+1]
+			r3 := a[(i+3)*k : (i+3)*k+j+1]
+			t0, t1, t2, t3 := r0[j], r1[j], r2[j], r3[j]
+			r0, r1, r2, r3 = r0[:len(pj)], r1[:len(pj)], r2[:len(pj)], r3[:len(pj)]
+			for c, v := range pj {
+				t0 -= r0[c] * v
+				t1 -= r1[c] * v
+				t2 -= r2[c] * v
+				t3 -= r3[c] * v
+			}
+			t0, t1, t2, t3 = t0*inv, t1*inv, t2*inv, t3*inv
+			a[i*k+j], a[i*k+i] = t0, a[i*k+i]-t0*t0
+			a[(i+1)*k+j], a[(i+1)*k+i+1] = t1, a[(i+1)*k+i+1]-t1*t1
+			a[(i+2)*k+j], a[(i+2)*k+i+2] = t2, a[(i+2)*k+i+2]-t2*t2
+			a[(i+3)*k+j], a[(i+3)*k+i+3] = t3, a[(i+3)*k+i+3]-t3*t3
+		}
+		for ; i < k; i++ {
 			ri := a[i*k : i*k+j+1]
 			t := ri[j]
-			for c := 0; c < j; c++ {
-				t -= ri[c] * rj[c]
+			ri = ri[:len(pj)]
+			for c, v := range pj {
+				t -= ri[c] * v
 			}
-			ri[j] = t * inv
+			t *= inv
+			a[i*k+j], a[i*k+i] = t, a[i*k+i]-t*t
 		}
 	}
 	return true

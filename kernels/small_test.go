@@ -263,3 +263,46 @@ func TestNormalsDistribution(t *testing.T) {
 		t.Fatalf("%d draws beyond the base layer, want about 230", tail)
 	}
 }
+
+// TestCholeskySmallBlockEdges checks the unblocked loop on every order around its blocks of
+// four rows: L L^T reproduces a, the strict upper triangle is untouched, and a matrix whose
+// m-th pivot is negative is rejected at that pivot.
+func TestCholeskySmallBlockEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for k := 1; k <= 25; k++ {
+		a := randSPD(rng, k)
+		l := append([]float64(nil), a...)
+		if !choleskySmall(l, k) {
+			t.Fatalf("k=%d: SPD matrix rejected", k)
+		}
+		amax := 0.0
+		for _, v := range a {
+			amax = max(amax, math.Abs(v))
+		}
+		for i := 0; i < k; i++ {
+			for j := 0; j < k; j++ {
+				if j > i {
+					if l[i*k+j] != a[i*k+j] {
+						t.Fatalf("k=%d: upper entry (%d,%d) changed", k, i, j)
+					}
+					continue
+				}
+				s := 0.0
+				for c := 0; c <= j; c++ {
+					s += l[i*k+c] * l[j*k+c]
+				}
+				// Cholesky's backward error is O(k eps) ||a||: 1e-13 is 18 eps times k <= 25.
+				if math.Abs(s-a[i*k+j]) > 1e-13*amax {
+					t.Fatalf("k=%d: (L L^T)[%d,%d] = %v, a = %v", k, i, j, s, a[i*k+j])
+				}
+			}
+		}
+		// Lower a[m][m] by its pivot plus one: the first m pivots are unchanged and the m-th is -1.
+		m := k / 2
+		bad := append([]float64(nil), a...)
+		bad[m*k+m] -= l[m*k+m]*l[m*k+m] + 1
+		if choleskySmall(bad, k) {
+			t.Fatalf("k=%d: matrix with a negative pivot %d accepted", k, m)
+		}
+	}
+}
