@@ -34,7 +34,8 @@ type BPattern struct {
 	tmp          []float64 // MulVec scratch
 	normM        float64   // ||B^T B||_inf of the current values, -1 until NormInf computes it
 	workers      int
-	r1, bound    []float64 // NormInf scratch: ||B[i][:]||_1 and the row-sum bounds
+	r1, bound    []float64 // per row: ||B[i][:]||_1 and NormInf's row-sum bound (set by Fill)
+	boundOK      bool      // bound holds the current values' bounds (a Fill succeeded)
 	pairs        []colVal  // NormInf scratch: one row's contributions
 }
 
@@ -160,39 +161,71 @@ func (b *BPattern) N() int { return b.n }
 func (b *BPattern) NNZ() int { return b.rowPtr[b.n] }
 
 // Fill sets the values of B = I - W for the weights w (n*k, point order, aligned with the
-// neighbour graph as for MPattern.Fill). Non-finite weights return an error.
+// neighbour graph as for MPattern.Fill). Non-finite weights return an error. The same two
+// passes compute NormInf's row-sum bounds (see there), which then costs only its exact sums.
 func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	n, k := b.n, b.k
 	if len(w) != n*k {
 		return fmt.Errorf("sparse: BPattern.Fill: len(w) = %d, want n*k = %d", len(w), n*k)
 	}
-	b.wbuf = reorderRows(ctx, b.wbuf, w, b.order, k, workers)
+	if len(b.wbuf) != n*k {
+		b.wbuf = make([]float64, n*k)
+	}
+	if len(b.bound) != n {
+		b.bound = make([]float64, n)
+		b.r1 = make([]float64, n)
+	}
+	b.normM, b.boundOK = -1, false
+	wb, r1, bound := b.wbuf, b.r1, b.bound
+	// The weights in internal order, and each row's ||B[i][:]||_1 = 1 + sum_j |w_ij|.
+	err := parallel.For(ctx, n, workers, func(_ context.Context, _, lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			i := int(b.order[r])
+			row := wb[r*k : r*k+k]
+			copy(row, w[i*k:i*k+k])
+			s := 1.0
+			for _, v := range row {
+				s += math.Abs(v)
+			}
+			r1[r] = s
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w = b.wbuf
-	b.normM = -1
-	return parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
+	err = parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
 		for a := lo; a < hi; a++ {
+			u := r1[a]
 			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
 				var v, vt float64
 				switch f := b.fwd[q]; {
 				case f == -2:
 					v, vt = 1, 1
 				case f >= 0:
-					v = -w[f]
+					v = -wb[f]
 				}
 				if r := b.rev[q]; r >= 0 {
-					vt = -w[r]
+					vt = -wb[r]
+					u += math.Abs(wb[r]) * r1[b.colIdx[q]]
 				}
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					return fmt.Errorf("sparse: BPattern.Fill: non-finite weight in row %d", a)
 				}
 				b.val[q], b.valT[q] = v, vt
 			}
+			bound[a] = u
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	b.boundOK = true
+	return nil
 }
 
 // MulVec sets dst = M x = B^T (B x) (internal order) with the current values, on the
@@ -219,42 +252,18 @@ func (b *BPattern) MulVecs(dst, x [][]float64) {
 // NormInf returns ||M||_inf = max_a sum_c |M[a][c]| for M = B^T B with the current values,
 // computed once per Fill. Row a of M is the sum of B[i][a] B[i][:] over its contributors: i = a
 // (B[a][a] = 1) and the points i having a as a neighbour (B[i][a] = -w_i,a). The triangle
-// inequality bounds its absolute sum by U_a = sum_i |B[i][a]| ||B[i][:]||_1, which costs O(nnz);
-// the exact sums are computed only for the rows whose bound is not below the largest exact sum
-// found, in decreasing order of the bound (usually a handful of rows). It implements SymMatrix.
+// inequality bounds its absolute sum by U_a = sum_i |B[i][a]| ||B[i][:]||_1, which Fill computes
+// in its passes over the entries; the exact sums are computed only for the rows whose bound is
+// not below the largest exact sum found, in decreasing order of the bound (usually a handful of
+// rows). It implements SymMatrix.
 func (b *BPattern) NormInf() float64 {
 	if b.normM >= 0 {
 		return b.normM
 	}
-	n, k := b.n, b.k
-	w := b.wbuf
-	if len(b.bound) != n {
-		b.bound = make([]float64, n)
-		b.r1 = make([]float64, n)
+	if !b.boundOK {
+		panic("sparse: BPattern.NormInf before a successful Fill")
 	}
-	r1, bound := b.r1, b.bound
-	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
-		for i := lo; i < hi; i++ {
-			s := 1.0
-			for _, v := range w[i*k : i*k+k] {
-				s += math.Abs(v)
-			}
-			r1[i] = s
-		}
-		return nil
-	})
-	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
-		for a := lo; a < hi; a++ {
-			u := r1[a]
-			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-				if s := b.rev[q]; s >= 0 {
-					u += math.Abs(w[s]) * r1[b.colIdx[q]]
-				}
-			}
-			bound[a] = u
-		}
-		return nil
-	})
+	bound := b.bound
 	top := 0
 	for a, u := range bound {
 		if u > bound[top] {

@@ -174,7 +174,13 @@ func TestLUWorkersAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	_, nb, w := knnWeights(rng, 6000, 10, 0.15)
 	var ref []float64
-	for _, workers := range []int{1, 2, 3, 7} {
+	// The last runs split every step of the top supernodes by rows (parMinEntries 1), which
+	// the defaults do only above n ~ 50k.
+	defer func(v int) { parMinEntries = v }(parMinEntries)
+	for run, workers := range []int{1, 2, 3, 7, 2, 3} {
+		if run >= 4 {
+			parMinEntries = 1
+		}
 		_, g := gramLU(t, 6000, 10, nb, w, workers)
 		if len(g.sym.sched.top) == 0 {
 			t.Fatalf("workers=%d: no tree split", workers)
@@ -513,6 +519,26 @@ func TestBPattern(t *testing.T) {
 			}
 			if got, want := bp.NormInf(), mp.NormInf(); math.Abs(got-want) > 1e-13*want {
 				t.Fatalf("NormInf %g, M's %g", got, want)
+			}
+			// A refill with other weights (one row's weights ten times larger) must renew the norm.
+			w2 := append([]float64(nil), w...)
+			for j := 0; j < k; j++ {
+				w2[(n/2)*k+j] *= 10
+			}
+			if err := bp.Fill(ctx, w2, workers); err != nil {
+				t.Fatal(err)
+			}
+			if err := mp.Fill(ctx, w2, workers); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := bp.NormInf(), mp.NormInf(); math.Abs(got-want) > 1e-13*want {
+				t.Fatalf("NormInf after a refill %g, M's %g", got, want)
+			}
+			if err := bp.Fill(ctx, w, workers); err != nil {
+				t.Fatal(err)
+			}
+			if err := mp.Fill(ctx, w, workers); err != nil {
+				t.Fatal(err)
 			}
 			back := make([]float64, n)
 			bp.ToInternal(y1, x)
