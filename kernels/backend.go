@@ -89,6 +89,17 @@ type PanelSolver interface {
 	PanelMaxN() int
 }
 
+// NarrowGemmer is implemented by backends with a native kernel for the small dense products of
+// the sparse factorizations' narrow supernodes, c = -a b^T with a short inner dimension; the
+// sparse package calls the BLAS's Dgemm otherwise (and for k above GemmMaxKNarrow).
+type NarrowGemmer interface {
+	// GemmNTNeg sets the m x n row-major c (leading dimension ldc) to -a b^T for the m x k
+	// row-major a (lda) and the n x k row-major b (ldb).
+	GemmNTNeg(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int)
+	// GemmMaxKNarrow is the largest k GemmNTNeg accepts.
+	GemmMaxKNarrow() int
+}
+
 // SupernodalBlockSolver is implemented by backends with native kernels for the supernode steps
 // of the triangular solves with a block of nrhs right-hand sides, stored interleaved: entry
 // (row i, right-hand side r) at y[i*nrhs+r]. tmp needs nrhs times the largest number of

@@ -22,6 +22,9 @@ func TestSolveKernelsAgree(t *testing.T) {
 	if _, ok := cur.(kernels.PanelSolver); cgo.Enabled && !ok {
 		t.Errorf("backend %s has no native panel solve kernel", cur.Name())
 	}
+	if _, ok := cur.(kernels.NarrowGemmer); cgo.Enabled && !ok {
+		t.Errorf("backend %s has no native narrow-product kernel", cur.Name())
+	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	knn, _ := knnLLE(rng, 20000, 10)
 	cases := []struct {

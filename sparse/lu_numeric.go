@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"glle/kernels"
+	"glle/parallel"
 )
 
 // PivotError reports a pivot of the unpivoted LU factorization that is too small to divide
@@ -48,7 +49,8 @@ type LUFactor struct {
 	l, u     *Factor     // solve views: panels of L (unit diagonal stored) and of U^T
 	stacks   [][]float64 // full update matrices (mu x mu, row-major), one stack per list plus the top
 	works    [][]float64 // dense update workspaces (full, mu x mu)
-	swap     []bool      // per input entry: it lands transposed in the permuted lower triangle
+	aSwap    []uint8     // swap of each assembly entry (Symbolic.aSrc order): 1 if transposed
+	av       []float64   // per assembly entry, its L-panel and U-panel values, interleaved
 	diagQ    []int32     // input entries on the diagonal
 	diagMax  float64
 	last     float64 // the computed last pivot (before replacement)
@@ -78,7 +80,7 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 	// An entry (i, j), j <= i, whose permuted position is above the diagonal is assembled
 	// transposed (the symbolic analysis places every stored lower entry in the permuted lower
 	// triangle): its A value belongs to U's panel and its A^T value to L's.
-	f.swap = make([]bool, s.nnzIn)
+	swap := make([]bool, s.nnzIn)
 	for i := 0; i < s.n; i++ {
 		for q := rowPtr[i]; q < rowPtr[i+1]; q++ {
 			j := int(colIdx[q])
@@ -86,10 +88,19 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 			case j == i:
 				f.diagQ = append(f.diagQ, int32(q))
 			case j < i && s.iperm[i] < s.iperm[j]:
-				f.swap[q] = true
+				swap[q] = true
 			}
 		}
 	}
+	// The assembly reads A's values in the order of the supernodes (gatherValues), not in
+	// the input pattern's order, in which they are scattered.
+	f.aSwap = make([]uint8, len(s.aSrc))
+	for p, src := range s.aSrc {
+		if swap[src] {
+			f.aSwap[p] = 1
+		}
+	}
+	f.av = make([]float64, 2*len(s.aSrc))
 	// The schedule's stack offsets count packed triangles, mu(mu+1)/2 entries per update
 	// matrix; twice that holds the full mu x mu matrix, so doubling every offset keeps the
 	// schedule's stack discipline.
@@ -171,8 +182,9 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	for i := range mins {
 		mins[i] = math.Inf(1)
 	}
+	f.gatherValues(val, valT)
 	err := s.eachNode(ctx, func(_ context.Context, t int32, st, nw int) error {
-		return f.node(t, val, valT, st, nw, singularLast, &mins[st])
+		return f.node(t, st, nw, singularLast, &mins[st])
 	})
 	if err != nil {
 		return err
@@ -184,30 +196,51 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	return nil
 }
 
+// gatherValues fills f.av with A's stored lower-triangle entries in assembly order: for each,
+// the value its L panel receives and the value its U panel receives (A's and A^T's, swapped
+// for an entry that lands transposed). The reads are scattered over val and valT; done here in
+// one parallel pass, they leave each supernode's assembly a sequential read.
+func (f *LUFactor) gatherValues(val, valT []float64) {
+	s := f.s
+	src := [2][]float64{val, valT}
+	_ = parallel.For(context.Background(), len(s.aSrc), s.conc, func(_ context.Context, _, lo, hi int) error {
+		av := f.av[2*lo : 2*hi]
+		sw := f.aSwap[lo:hi]
+		for p, q := range s.aSrc[lo:hi] {
+			x := sw[p] & 1
+			av[2*p], av[2*p+1] = src[x][q], src[1-x][q]
+		}
+		return nil
+	})
+}
+
 // node assembles, factors and updates supernode t (stack st, nw workers for the dense
 // kernels), lowering *minp to its smallest pivot magnitude.
-func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast bool, minp *float64) error {
+func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) error {
 	s := f.s
 	sc := &s.sched
 	c0, w, m := s.nodeShape(t)
 	mu := m - w
 	pl := f.l.lx[s.lxPtr[t]:s.lxPtr[t+1]]
 	pu := f.u.lx[s.lxPtr[t]:s.lxPtr[t+1]]
-	clear(pl)
-	clear(pu)
-	for q := s.aPtr[t]; q < s.aPtr[t+1]; q++ {
-		d, src := s.aDst[q], s.aSrc[q]
-		if f.swap[src] {
-			pl[d] += valT[src]
-			pu[d] += val[src]
-		} else {
-			pl[d] += val[src]
-			pu[d] += valT[src]
-		}
+	if nw <= 1 || m*w < parMinEntries {
+		clear(pl)
+		clear(pu)
+	} else {
+		// Top supernodes: the panels (megabytes each) are cleared by row bands on the workers.
+		splitRows(nw, s.conc, m, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+			clear(pl[lo*w : hi*w])
+			clear(pu[lo*w : hi*w])
+		})
+	}
+	av := f.av[2*s.aPtr[t] : 2*s.aPtr[t+1]]
+	for q, d := range s.aDst[s.aPtr[t]:s.aPtr[t+1]] {
+		pl[d] += av[2*q]
+		pu[d] += av[2*q+1]
 	}
 	for _, c := range sc.children[t] {
 		gc, rel := f.childUpdate(c)
-		extendAddFullPanel(pl, pu, w, gc, rel)
+		extendAddFullPanel(nw, s.conc, pl, pu, w, gc, rel)
 	}
 	isLast := singularLast && c0+w == s.n
 	j, d := f.panel(pl, pu, m, w, st, nw, isLast)
@@ -229,17 +262,13 @@ func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast b
 		g := f.works[st][:mu*mu]
 		// G = -L21 U12 (full): the front's Schur complement, rows and columns in the order of
 		// the supernode's rows below its diagonal block.
-		if w <= smallPanel {
-			negABt(mu, w, l21, u21, g, false)
-		} else {
-			gemmSub(nw, s.conc, mu, mu, w, l21, w, u21, w, 0, g, mu)
-		}
+		schurLU(nw, s.conc, mu, w, l21, u21, g)
 		for _, c := range sc.children[t] {
 			gc, rel := f.childUpdate(c)
 			extendAddFullUpdate(nw, s.conc, g, w, mu, gc, rel)
 		}
 		dst := f.stacks[st][2*sc.off[t]:][:mu*mu]
-		if nw <= 1 || mu*mu < 1<<16 {
+		if nw <= 1 || mu*mu < parMinEntries {
 			copy(dst, g)
 		} else {
 			splitRows(nw, s.conc, mu, func(i int) float64 { return float64(i) }, func(lo, hi int) {
@@ -248,6 +277,27 @@ func (f *LUFactor) node(t int32, val, valT []float64, st, nw int, singularLast b
 		}
 	}
 	return nil
+}
+
+// schurLU sets the mu x mu g to -l21 u21^T for the mu x w panels l21 and u21 (row-major, leading
+// dimension w): with the backend's narrow-product kernel when it has one for this w (rows split
+// across nw workers when large), else in Go for w <= smallPanel and with Dgemm above.
+func schurLU(nw, conc, mu, w int, l21, u21, g []float64) {
+	if ng, ok := kernels.Current().(kernels.NarrowGemmer); ok && w <= ng.GemmMaxKNarrow() {
+		if nw <= 1 || float64(mu)*float64(mu)*float64(w) < parMinFlops {
+			ng.GemmNTNeg(mu, mu, w, l21, w, u21, w, g, mu)
+			return
+		}
+		splitRows(nw, conc, mu, func(i int) float64 { return float64(i) }, func(lo, hi int) {
+			ng.GemmNTNeg(hi-lo, mu, w, l21[lo*w:], w, u21, w, g[lo*mu:], mu)
+		})
+		return
+	}
+	if w <= smallPanel {
+		negABt(mu, w, l21, u21, g, false)
+		return
+	}
+	gemmSub(nw, conc, mu, mu, w, l21, w, u21, w, 0, g, mu)
 }
 
 // childUpdate returns child c's full update matrix (the Schur complement of its front, mc x mc
@@ -259,33 +309,50 @@ func (f *LUFactor) childUpdate(c int32) (gc []float64, rel []int32) {
 	return f.stacks[sc.stackOf[c]][2*sc.off[c]:][:mc*mc], rel
 }
 
+// parMinEntries is the size (entries touched) from which the memory-bound steps of a top
+// supernode (clearing its panels, the extend-adds, copying its update matrix) are split by rows
+// across the workers; a variable so that tests can force the split on small matrices.
+var parMinEntries = 1 << 16
+
 // extendAddFullPanel adds the entries of a child's full update matrix gc that fall in the
 // parent's columns (or, transposed, rows) [0, w) into the parent's panels: entry (i, j) is the
 // update of the front's entry (rel[i], rel[j]); on or below the diagonal (rel[j] <= rel[i]) it
 // belongs to the L panel pl at row rel[i], column rel[j], above it to the U^T panel pu at row
 // rel[j], column rel[i]. Diagonal entries go to both (each panel holds the front's diagonal).
-func extendAddFullPanel(pl, pu []float64, w int, gc []float64, rel []int32) {
+// Child row i writes only row rel[i] of pl and column rel[i] of pu, so large children are split
+// by rows across nw workers (each entry still receives one addition).
+func extendAddFullPanel(nw, conc int, pl, pu []float64, w int, gc []float64, rel []int32) {
 	mc := len(rel)
 	js := splitAt(rel, w)
-	for i := 0; i < js; i++ {
-		ri := int(rel[i])
-		row := gc[i*mc : i*mc+mc]
-		prow := pl[ri*w:]
-		for j, v := range row[:i+1] {
-			prow[rel[j]] += v
+	rows := func(lo, hi int) {
+		for i := lo; i < min(hi, js); i++ {
+			ri := int(rel[i])
+			row := gc[i*mc : i*mc+mc]
+			prow := pl[ri*w:]
+			for j, v := range row[:i+1] {
+				prow[rel[j]] += v
+			}
+			for j := i; j < mc; j++ {
+				pu[int(rel[j])*w+ri] += row[j]
+			}
 		}
-		for j := i; j < mc; j++ {
-			pu[int(rel[j])*w+ri] += row[j]
+		for i := max(lo, js); i < hi; i++ {
+			ri := int(rel[i])
+			row := gc[i*mc : i*mc+js]
+			prow := pl[ri*w:]
+			for j, v := range row {
+				prow[rel[j]] += v
+			}
 		}
 	}
-	for i := js; i < mc; i++ {
-		ri := int(rel[i])
-		row := gc[i*mc : i*mc+js]
-		prow := pl[ri*w:]
-		for j, v := range row {
-			prow[rel[j]] += v
-		}
+	if nw <= 1 || mc*js < parMinEntries {
+		rows(0, mc)
+		return
 	}
+	// Rows above js carry mc + 1 entries, the others js.
+	splitRows(nw, conc, mc, func(i int) float64 {
+		return float64(min(i, js))*float64(mc+1) + float64(max(0, i-js))*float64(js)
+	}, rows)
 }
 
 // extendAddFullUpdate adds the entries of a child's full update matrix gc whose row and column
@@ -305,7 +372,7 @@ func extendAddFullUpdate(nw, conc int, g []float64, w, mu int, gc []float64, rel
 			}
 		}
 	}
-	if nw <= 1 || (mc-js)*(mc-js) < 1<<16 {
+	if nw <= 1 || (mc-js)*(mc-js) < parMinEntries {
 		rows(0, mc-js)
 		return
 	}
@@ -353,16 +420,17 @@ func (f *LUFactor) panel(pl, pu []float64, m, w, st, nw int, last bool) (int, fl
 // order in Go, row-oriented like cholPanelGo: for each column j, the pivot
 // d_j = a_jj - L[j][:j] . U[:j][j], then for each row i > j the entries
 // L[i][j] = (a_ij - L[i][:j] . U[:j][j]) / d_j and U[j][i] = a_ji - U[:j][i] . L[j][:j]; every
-// dot product reads row prefixes of the panels. It returns (-1, 0) or the first failing column
-// and its pivot; with last, the last column's pivot is recorded in f.last and replaced by 1.
+// dot product reads row prefixes of the panels. Two rows are done together (four independent
+// dot products, each still summed in the order k = 0, 1, ...), and each later pivot's diagonal
+// entry is reduced by L[i][j] U[j][i] as soon as they are known, in the same order, so the
+// pivot needs no dot product of its own: the bits are those of the one-row-at-a-time loop.
+// It returns (-1, 0) or the first failing column and its pivot; with last, the last column's
+// pivot is recorded in f.last and replaced by 1.
 func (f *LUFactor) luGo(pl, pu []float64, m, lda, w int, tol float64, last bool) (int, float64) {
 	for j := 0; j < w; j++ {
 		lj := pl[j*lda : j*lda+j]
 		uj := pu[j*lda : j*lda+j]
-		d := pl[j*lda+j]
-		for k, v := range lj {
-			d -= v * uj[k]
-		}
+		d := pl[j*lda+j] // already reduced by L[j][:j] . U[:j][j] (below)
 		if last && j == w-1 {
 			f.last = d
 			d = 1
@@ -372,18 +440,48 @@ func (f *LUFactor) luGo(pl, pu []float64, m, lda, w int, tol float64, last bool)
 		pl[j*lda+j] = d
 		pu[j*lda+j] = d
 		inv := 1 / d
-		for i := j + 1; i < m; i++ {
+		i := j + 1
+		for ; i+1 < m; i += 2 {
+			l0 := pl[i*lda : i*lda+j+1]
+			u0 := pu[i*lda : i*lda+j+1]
+			l1 := pl[(i+1)*lda : (i+1)*lda+j+1]
+			u1 := pu[(i+1)*lda : (i+1)*lda+j+1]
+			x0, y0, x1, y1 := l0[j], u0[j], l1[j], u1[j]
+			l0, u0, l1, u1 = l0[:len(uj)], u0[:len(uj)], l1[:len(uj)], u1[:len(uj)]
+			lj := lj[:len(uj)]
+			for k, v := range uj {
+				g := lj[k]
+				x0 -= l0[k] * v
+				y0 -= u0[k] * g
+				x1 -= l1[k] * v
+				y1 -= u1[k] * g
+			}
+			x0 *= inv
+			x1 *= inv
+			pl[i*lda+j], pu[i*lda+j] = x0, y0
+			pl[(i+1)*lda+j], pu[(i+1)*lda+j] = x1, y1
+			if i+1 < w {
+				pl[i*lda+i] -= x0 * y0
+				pl[(i+1)*lda+i+1] -= x1 * y1
+			} else if i < w {
+				pl[i*lda+i] -= x0 * y0
+			}
+		}
+		for ; i < m; i++ {
 			li := pl[i*lda : i*lda+j+1]
 			ui := pu[i*lda : i*lda+j+1]
 			x, y := li[j], ui[j]
-			for k, v := range li[:j] {
-				x -= v * uj[k]
+			li, ui = li[:len(uj)], ui[:len(uj)]
+			lj := lj[:len(uj)]
+			for k, v := range uj {
+				x -= li[k] * v
+				y -= ui[k] * lj[k]
 			}
-			for k, v := range ui[:j] {
-				y -= v * lj[k]
+			x *= inv
+			pl[i*lda+j], pu[i*lda+j] = x, y
+			if i < w {
+				pl[i*lda+i] -= x * y
 			}
-			li[j] = x * inv
-			ui[j] = y
 		}
 	}
 	return -1, 0
