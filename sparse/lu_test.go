@@ -586,3 +586,67 @@ func TestGramLUDeflatedLLE(t *testing.T) {
 	}
 	compareWithDense(t, got, pr.ref, nev)
 }
+
+// TestExtendAddRuns checks the run-by-run extend-adds against the entry-by-entry definition
+// (same bits: each entry receives one addition), on one worker and split across two, for child
+// row sets with runs of every length, in the parent's columns, below them and across the edge.
+func TestExtendAddRuns(t *testing.T) {
+	defer func(v int) { parMinEntries = v }(parMinEntries)
+	rng := rand.New(rand.NewPCG(51, 52))
+	for rep := 0; rep < 40; rep++ {
+		w, mu := 1+rng.IntN(20), rng.IntN(40)
+		m := w + mu
+		var rel []int32
+		for r := 0; r < m; {
+			if rng.IntN(3) == 0 {
+				r += 1 + rng.IntN(4) // a gap
+				continue
+			}
+			for l := 1 + rng.IntN(6); l > 0 && r < m; l-- {
+				rel = append(rel, int32(r))
+				r++
+			}
+		}
+		mc := len(rel)
+		gc := randVec(rng, mc*mc)
+		pl0, pu0, g0 := randVec(rng, m*w), randVec(rng, m*w), randVec(rng, mu*mu)
+		wantL, wantU, wantG := append([]float64(nil), pl0...), append([]float64(nil), pu0...), append([]float64(nil), g0...)
+		for i := 0; i < mc; i++ {
+			for j := 0; j < mc; j++ {
+				ri, rj, v := int(rel[i]), int(rel[j]), gc[i*mc+j]
+				switch {
+				case ri >= w && rj >= w:
+					wantG[(ri-w)*mu+rj-w] += v
+				case rj <= ri && rj < w:
+					wantL[ri*w+rj] += v
+					if rj == ri {
+						wantU[rj*w+ri] += v
+					}
+				case ri < w: // rj > ri: above the diagonal, in the parent's column ri
+					wantU[rj*w+ri] += v
+				}
+			}
+		}
+		for _, split := range []bool{false, true} {
+			nw := 1
+			parMinEntries = 1 << 16
+			if split {
+				nw, parMinEntries = 2, 1
+			}
+			pl, pu, g := append([]float64(nil), pl0...), append([]float64(nil), pu0...), append([]float64(nil), g0...)
+			runs := make([]int32, 0, mc+1)
+			extendAddFullPanel(nw, 2, pl, pu, w, gc, rel, runs)
+			extendAddFullUpdate(nw, 2, g, w, mu, gc, rel, runs)
+			for _, c := range []struct {
+				name      string
+				got, want []float64
+			}{{"L panel", pl, wantL}, {"U panel", pu, wantU}, {"update", g, wantG}} {
+				for i := range c.got {
+					if math.Float64bits(c.got[i]) != math.Float64bits(c.want[i]) {
+						t.Fatalf("rep %d (w=%d mu=%d rel=%v) split=%v: %s entry %d = %v, want %v", rep, w, mu, rel, split, c.name, i, c.got[i], c.want[i])
+					}
+				}
+			}
+		}
+	}
+}
