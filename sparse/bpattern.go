@@ -393,22 +393,55 @@ type colVal struct {
 	v float64
 }
 
-// mul sets dst[t] = B x[t] (val) or B^T x[t] (valT) for every t, internal order: each row's
-// entries are read once for all the vectors.
+// mul sets dst[t] = A x[t] for the matrix A with values val on the pattern (B or B^T), each
+// row's sum in the order of its entries. Blocks of 256 rows are multiplied with every vector
+// while their entries are in cache; two rows are summed together, which gives the CPU two
+// independent chains of additions.
 func (b *BPattern) mul(dst, x [][]float64, val []float64) {
 	_ = parallel.For(context.Background(), b.n, b.workers, func(_ context.Context, _, lo, hi int) error {
-		for a := lo; a < hi; a++ {
-			cols, vals := b.colIdx[b.rowPtr[a]:b.rowPtr[a+1]], val[b.rowPtr[a]:b.rowPtr[a+1]]
+		for r0 := lo; r0 < hi; r0 += 256 {
+			r1 := min(r0+256, hi)
 			for t, xt := range x {
-				s := 0.0
-				for q, c := range cols {
-					s += vals[q] * xt[c]
-				}
-				dst[t][a] = s
+				mulRows(dst[t], xt, b.rowPtr, b.colIdx, val, r0, r1)
 			}
 		}
 		return nil
 	})
+}
+
+// mulRows sets y[a] = sum_q val[q] x[colIdx[q]] over row a's entries q, in order, for the rows
+// a in [lo, hi), two rows at a time.
+func mulRows(y, x []float64, rowPtr []int, colIdx []int32, val []float64, lo, hi int) {
+	a := lo
+	for ; a+1 < hi; a += 2 {
+		q0, q1, q2 := rowPtr[a], rowPtr[a+1], rowPtr[a+2]
+		c0, v0 := colIdx[q0:q1], val[q0:q1]
+		c1, v1 := colIdx[q1:q2], val[q1:q2]
+		v0 = v0[:len(c0)]
+		v1 = v1[:len(c1)]
+		n := min(len(c0), len(c1))
+		s0, s1 := 0.0, 0.0
+		for q := 0; q < n; q++ {
+			s0 += v0[q] * x[c0[q]]
+			s1 += v1[q] * x[c1[q]]
+		}
+		for q := n; q < len(c0); q++ {
+			s0 += v0[q] * x[c0[q]]
+		}
+		for q := n; q < len(c1); q++ {
+			s1 += v1[q] * x[c1[q]]
+		}
+		y[a], y[a+1] = s0, s1
+	}
+	for ; a < hi; a++ {
+		cols, vals := colIdx[rowPtr[a]:rowPtr[a+1]], val[rowPtr[a]:rowPtr[a+1]]
+		vals = vals[:len(cols)]
+		s := 0.0
+		for q, c := range cols {
+			s += vals[q] * x[c]
+		}
+		y[a] = s
+	}
 }
 
 // graph returns the adjacency graph of the pattern for the ordering, built on the pattern's
