@@ -25,14 +25,7 @@ func TestGemmNTNegMatchesDgemm(t *testing.T) {
 		for _, m := range []int{1, 3, 4, 5, 9, 26} {
 			for _, n := range []int{1, 7, 8, 9, 16, 25} {
 				lda, ldb, ldc := k+1, k+3, n+2
-				a := make([]float64, m*lda)
-				b := make([]float64, n*ldb)
-				for i := range a {
-					a[i] = rng.NormFloat64()
-				}
-				for i := range b {
-					b[i] = rng.NormFloat64()
-				}
+				a, b := normals(rng, m*lda), normals(rng, n*ldb)
 				c := make([]float64, m*ldc)
 				for i := range c {
 					c[i] = math.NaN() // overwritten (beta = 0), or outside the block
@@ -74,14 +67,7 @@ func TestGemmNTNegRowsIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const m, n, k = 29, 70, 13
 	var ob openblas
-	a := make([]float64, m*k)
-	b := make([]float64, n*k)
-	for i := range a {
-		a[i] = rng.NormFloat64()
-	}
-	for i := range b {
-		b[i] = rng.NormFloat64()
-	}
+	a, b := normals(rng, m*k), normals(rng, n*k)
 	all := make([]float64, m*n)
 	ob.GemmNTNeg(m, n, k, a, k, b, k, all, n)
 	for _, split := range []int{1, 5, 8, 13} {
@@ -120,10 +106,7 @@ func BenchmarkGemmNTNeg(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, sh := range [][2]int{{11, 3}, {25, 8}, {25, 16}, {122, 24}, {122, 32}} {
 		m, k := sh[0], sh[1]
-		a := make([]float64, m*k)
-		for i := range a {
-			a[i] = rng.NormFloat64()
-		}
+		a := normals(rng, m*k)
 		c := make([]float64, m*m)
 		bl := kernels.Current().BLAS()
 		var ob openblas
@@ -141,4 +124,13 @@ func BenchmarkGemmNTNeg(b *testing.B) {
 			})
 		}
 	}
+}
+
+// normals returns n standard normal draws.
+func normals(rng *rand.Rand, n int) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	return x
 }
