@@ -153,8 +153,16 @@ func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, xi, y []float
 	r := ridge(kernels.Trace(ws.g, k), reg, mode)
 	kernels.NeighborOffsets(ws.z, y, p, yi, nbr)
 	kernels.Gram(ws.a, ws.z, k, p)
-	for j := 0; j < k*k; j++ {
-		ws.a[j] = ws.g[j]/sx2 + ws.a[j]/sy2
+	// A is symmetric: its lower triangle is computed and mirrored (half the divisions, which
+	// dominated this loop; the same values as entry by entry).
+	for a := 0; a < k; a++ {
+		ra, ga := ws.a[a*k:a*k+a+1], ws.g[a*k:a*k+a+1]
+		for b, v := range ga {
+			ra[b] = v/sx2 + ra[b]/sy2
+		}
+		for b, v := range ra[:a] {
+			ws.a[b*k+a] = v
+		}
 	}
 	for j := 0; j < k; j++ {
 		ws.a[j*k+j] += r / sx2

@@ -13,7 +13,7 @@ type work struct {
 	z    []float64 // k x d neighbour offsets (or raw neighbour coordinates)
 	g    []float64 // k x k
 	a    []float64 // k x k
-	t    []float64 // k x k
+	t    []float64 // k x k + k (Perp.Restrict)
 	v    []float64 // max(k,d) x max(k,d) eigenvectors / right singular vectors
 	e    []float64 // max(k,d) eigenvalues / singular values
 	c    []float64 // max(k,d) x max(k,d) small Gram
@@ -33,7 +33,7 @@ func newWork(k, d int) *work {
 		z:  make([]float64, k*d),
 		g:  make([]float64, k*k),
 		a:  make([]float64, k*k),
-		t:  make([]float64, k*k),
+		t:  make([]float64, k*(k+1)),
 		v:  make([]float64, m*m),
 		e:  make([]float64, m),
 		c:  make([]float64, m*m),

@@ -131,7 +131,7 @@ func TestSVD(t *testing.T) {
 func TestPerp(t *testing.T) {
 	for _, k := range []int{2, 3, 10, 16} {
 		p := NewPerp(k)
-		tmp := make([]float64, k*k)
+		tmp := make([]float64, k*(k+1))
 		// Q's columns are orthonormal and orthogonal to 1.
 		q := make([]float64, k*(k-1))
 		z := make([]float64, k-1)
@@ -305,4 +305,49 @@ func TestCholeskySmallBlockEdges(t *testing.T) {
 			t.Fatalf("k=%d: matrix with a negative pivot %d accepted", k, m)
 		}
 	}
+}
+
+// TestGramSmallD checks Gram's unrolled paths (d = 2, 3) and its general loop against the
+// definition G[a][b] = sum_c z[a][c] z[b][c], summed in increasing c: every path performs the
+// same products and additions in that order, so the entries must be equal bit for bit (no
+// tolerance), at odd and even k (the unrolled paths take rows two at a time).
+func TestGramSmallD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for d := 1; d <= 5; d++ {
+		for k := 1; k <= 13; k++ {
+			z := make([]float64, k*d)
+			for i := range z {
+				z[i] = rng.NormFloat64()
+			}
+			g := make([]float64, k*k+1)
+			g[k*k] = 42 // beyond the k x k block: untouched
+			Gram(g, z, k, d)
+			for a := 0; a < k; a++ {
+				for b := 0; b < k; b++ {
+					want := 0.0
+					for c := 0; c < d; c++ {
+						want += z[a*d+c] * z[b*d+c]
+					}
+					if g[a*k+b] != want {
+						t.Fatalf("d=%d k=%d: G[%d][%d] = %v, want %v", d, k, a, b, g[a*k+b], want)
+					}
+				}
+			}
+			if g[k*k] != 42 {
+				t.Fatalf("d=%d k=%d: Gram wrote past k x k", d, k)
+			}
+		}
+	}
+}
+
+// TestRestrictScratchTooShort checks the constant panic message for scratch of length k*k
+// (the length before Restrict needed k more).
+func TestRestrictScratchTooShort(t *testing.T) {
+	defer func() {
+		if r := recover(); r != "kernels: restrict shape mismatch" {
+			t.Fatalf("panic = %v, want the shape-mismatch message", r)
+		}
+	}()
+	p := NewPerp(4)
+	p.Restrict(make([]float64, 9), make([]float64, 16), make([]float64, 16))
 }
