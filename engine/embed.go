@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,7 +127,7 @@ func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, pr
 		}
 		vecs, vals = out, vals[1:]
 	}
-	fixSigns(vecs, n, p)
+	fixSigns(vecs, n, p, m.st.workers)
 	if m.Scaling == PaperScaling {
 		f := math.Sqrt(float64(n))
 		for i := range vecs {
@@ -139,20 +140,50 @@ func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, pr
 
 // fixSigns flips each column of the row-major n x p matrix so that its entry of largest
 // magnitude (lowest index on ties) is positive: eigenvectors are defined up to sign only.
-func fixSigns(v []float64, n, p int) {
+// It runs on workers goroutines over fixed chunks of rows, whose maxima are compared in chunk
+// order, so the choice does not depend on workers.
+func fixSigns(v []float64, n, p, workers int) {
+	const chunk = 1 << 13
+	nc := parallel.NumChunks(n, chunk)
+	best := make([]float64, nc*p) // per chunk and column: the largest magnitude and its row
+	at := make([]int, nc*p)
+	_ = parallel.Chunks(context.Background(), n, chunk, workers, func(_ context.Context, _, c, lo, hi int) error {
+		bc, ac := best[c*p:c*p+p], at[c*p:c*p+p]
+		for j := range bc {
+			bc[j], ac[j] = -1, lo
+		}
+		for i := lo; i < hi; i++ {
+			for j, x := range v[i*p : i*p+p] {
+				if a := math.Abs(x); a > bc[j] {
+					bc[j], ac[j] = a, i
+				}
+			}
+		}
+		return nil
+	})
+	flip := make([]bool, p)
 	for j := 0; j < p; j++ {
-		best, bi := -1.0, 0
-		for i := 0; i < n; i++ {
-			if a := math.Abs(v[i*p+j]); a > best {
-				best, bi = a, i
+		b, bi := -1.0, 0
+		for c := 0; c < nc; c++ {
+			if best[c*p+j] > b {
+				b, bi = best[c*p+j], at[c*p+j]
 			}
 		}
-		if v[bi*p+j] < 0 {
-			for i := 0; i < n; i++ {
-				v[i*p+j] = -v[i*p+j]
-			}
-		}
+		flip[j] = v[bi*p+j] < 0
 	}
+	if !slices.Contains(flip, true) {
+		return
+	}
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			for j, f := range flip {
+				if f {
+					v[i*p+j] = -v[i*p+j]
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // mulM computes dst = M v = (I - W)^T (I - W) v for one vector (Eq. (43)); u is scratch (n).

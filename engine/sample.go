@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"glle/kernels"
+	"glle/parallel"
 )
 
 // drawPoint writes one draw of point i's weights with covariance scale a into dst (length k),
@@ -173,7 +174,7 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 	er.Values = vals
 	rep.Eigen = er
 	if frame == FrameBase {
-		rotateOnto(Y, m.Embedding)
+		rotateOnto(Y, m.Embedding, m.st.workers)
 	}
 	rep.closeStages(tGen)
 	return Y, rep, nil
@@ -181,12 +182,37 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 
 // rotateOnto replaces Y (n x p) by Y R, R = U V^T from the SVD U S V^T of Y^T B: the
 // orthogonal R minimising ||Y R - B||_F (orthogonal Procrustes, no translation or scaling).
-func rotateOnto(Y, B *mat.Dense) {
+// Both passes run on workers goroutines; Y^T B is summed over fixed chunks of rows and the
+// chunks' sums added in chunk order, so the result does not depend on workers.
+func rotateOnto(Y, B *mat.Dense, workers int) {
 	n, p := Y.Dims()
-	var c mat.Dense
-	c.Mul(Y.T(), B)
+	if bn, bp := B.Dims(); bn != n || bp != p {
+		panic("engine: rotateOnto: shapes differ")
+	}
+	const chunk = 1 << 13
+	pp := p * p
+	part := make([]float64, parallel.NumChunks(n, chunk)*pp)
+	_ = parallel.Chunks(context.Background(), n, chunk, workers, func(_ context.Context, _, c, lo, hi int) error {
+		pc := part[c*pp : c*pp+pp]
+		for i := lo; i < hi; i++ {
+			bi := B.RawRowView(i)
+			for a, ya := range Y.RawRowView(i) {
+				for b, v := range bi {
+					pc[a*p+b] += ya * v
+				}
+			}
+		}
+		return nil
+	})
+	c := mat.NewDense(p, p, nil)
+	cd := c.RawMatrix().Data
+	for q := 0; q < len(part); q += pp {
+		for t, v := range part[q : q+pp] {
+			cd[t] += v
+		}
+	}
 	var svd mat.SVD
-	if !svd.Factorize(&c, mat.SVDFull) {
+	if !svd.Factorize(c, mat.SVDFull) {
 		return // cannot happen for a p x p matrix of finite values; keep the eigenvector frame
 	}
 	var u, v, r mat.Dense
@@ -194,18 +220,21 @@ func rotateOnto(Y, B *mat.Dense) {
 	svd.VTo(&v)
 	r.Mul(&u, v.T())
 	rr := r.RawMatrix()
-	row := make([]float64, p)
-	for i := 0; i < n; i++ {
-		yi := Y.RawRowView(i)
-		for j := range row {
-			s := 0.0
-			for q, y := range yi {
-				s += y * rr.Data[q*rr.Stride+j]
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
+		row := make([]float64, p)
+		for i := lo; i < hi; i++ {
+			yi := Y.RawRowView(i)
+			for j := range row {
+				s := 0.0
+				for q, y := range yi {
+					s += y * rr.Data[q*rr.Stride+j]
+				}
+				row[j] = s
 			}
-			row[j] = s
+			copy(yi, row)
 		}
-		copy(yi, row)
-	}
+		return nil
+	})
 }
 
 // Gamma writes point i's weight covariance Gamma_i (K x K, row-major) into dst for the direct

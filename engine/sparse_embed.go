@@ -25,10 +25,8 @@ type sparseEmbed struct {
 	op       *sparse.ShiftInvert
 	es       *sparse.Eigensolver
 	ones     [][]float64
-	// warm holds the warm-start vectors in the internal order and col a column buffer, reused
-	// by every generation.
+	// warm holds the warm-start vectors in the internal order, reused by every generation.
 	warm [][]float64
-	col  []float64
 	// baseShift is the shift the base fit's eigensolve adapted to; generations start there, so
 	// every generation is a function of its weights alone (not of earlier generations).
 	baseShift float64
@@ -221,21 +219,12 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	if deflate {
 		opts.Deflate = s.ones
 	}
-	if len(s.col) != n {
-		s.col = make([]float64, n)
-	}
-	col := s.col
 	toInternal, fromInternal := s.maps(lu)
 	if warm != nil {
 		for len(s.warm) < wp {
 			s.warm = append(s.warm, make([]float64, n))
 		}
-		for j := 0; j < wp; j++ {
-			for i := range col {
-				col[i] = warm[i*wp+j]
-			}
-			toInternal(s.warm[j], col)
-		}
+		toInternal(s.warm[:wp], warm)
 		opts.Start = s.warm[:wp]
 	}
 	var (
@@ -289,12 +278,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			}
 			toInternal, fromInternal = s.maps(false)
 			if warm != nil {
-				for j := 0; j < wp; j++ {
-					for i := range col {
-						col[i] = warm[i*wp+j]
-					}
-					toInternal(s.warm[j], col)
-				}
+				toInternal(s.warm[:wp], warm)
 			}
 		}
 		if s.op == nil {
@@ -349,12 +333,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 		s.baseShift = res.Shift
 	}
 	vecs := make([]float64, n*nev)
-	for j, v := range res.Vectors {
-		fromInternal(col, v)
-		for i := 0; i < n; i++ {
-			vecs[i*nev+j] = col[i]
-		}
-	}
+	fromInternal(vecs, res.Vectors)
 	return vecs, append([]float64(nil), res.Values...), er, nil
 }
 
@@ -386,13 +365,13 @@ func (s *sparseEmbed) analysis(ctx context.Context, lu bool, prog func(Progress)
 	return nil
 }
 
-// maps returns the vector maps between point order and the internal order of the LU path's
-// pattern (lu) or of M's pattern; both use the same breadth-first relabelling.
-func (s *sparseEmbed) maps(lu bool) (toInternal, fromInternal func(dst, x []float64)) {
+// maps returns the maps between the row-major point-order n x p matrices and p internal-order
+// columns, for the LU path's pattern (lu) or M's; both use the same breadth-first relabelling.
+func (s *sparseEmbed) maps(lu bool) (toInternal func(dst [][]float64, x []float64), fromInternal func(dst []float64, x [][]float64)) {
 	if lu {
-		return s.bp.ToInternal, s.bp.FromInternal
+		return s.bp.ToInternalCols, s.bp.FromInternalCols
 	}
-	return s.pat.ToInternal, s.pat.FromInternal
+	return s.pat.ToInternalCols, s.pat.FromInternalCols
 }
 
 // assemble builds B's pattern (lu) or M's if needed and fills its values for w, reporting

@@ -154,6 +154,18 @@ func (b *BPattern) FromInternal(dst, x []float64) {
 	}
 }
 
+// ToInternalCols sets each dst[j] (length n, internal order) to column j of the row-major
+// n x len(dst) point-order matrix x, in one pass on the pattern's workers.
+func (b *BPattern) ToInternalCols(dst [][]float64, x []float64) {
+	toInternalCols(b.order, b.workers, dst, x)
+}
+
+// FromInternalCols sets the row-major n x len(x) point-order matrix dst from the internal-order
+// columns x[j], in one pass on the pattern's workers.
+func (b *BPattern) FromInternalCols(dst []float64, x [][]float64) {
+	fromInternalCols(b.order, b.workers, dst, x)
+}
+
 // N returns the order of B.
 func (b *BPattern) N() int { return b.n }
 
@@ -447,3 +459,64 @@ func mulRows(y, x []float64, rowPtr []int, colIdx []int32, val []float64, lo, hi
 // graph returns the adjacency graph of the pattern for the ordering, built on the pattern's
 // workers.
 func (b *BPattern) graph() *graph { return patternGraph(b.n, b.rowPtr, b.colIdx, b.workers) }
+
+// toInternalCols sets dst[j][r] = x[order[r]*p+j] for p = len(dst) (order nil: the identity),
+// on workers goroutines over contiguous ranges of r.
+func toInternalCols(order []int32, workers int, dst [][]float64, x []float64) {
+	p := len(dst)
+	if p == 0 {
+		return
+	}
+	n := len(dst[0])
+	if len(x) != n*p {
+		panic("sparse: ToInternalCols: length mismatch")
+	}
+	for _, d := range dst {
+		if len(d) != n {
+			panic("sparse: ToInternalCols: length mismatch")
+		}
+	}
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			i := r
+			if order != nil {
+				i = int(order[r])
+			}
+			xi := x[i*p : i*p+p]
+			for j, v := range xi {
+				dst[j][r] = v
+			}
+		}
+		return nil
+	})
+}
+
+// fromInternalCols sets dst[order[r]*p+j] = x[j][r] for p = len(x), as toInternalCols.
+func fromInternalCols(order []int32, workers int, dst []float64, x [][]float64) {
+	p := len(x)
+	if p == 0 {
+		return
+	}
+	n := len(x[0])
+	if len(dst) != n*p {
+		panic("sparse: FromInternalCols: length mismatch")
+	}
+	for _, v := range x {
+		if len(v) != n {
+			panic("sparse: FromInternalCols: length mismatch")
+		}
+	}
+	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
+		for r := lo; r < hi; r++ {
+			i := r
+			if order != nil {
+				i = int(order[r])
+			}
+			di := dst[i*p : i*p+p]
+			for j := range di {
+				di[j] = x[j][r]
+			}
+		}
+		return nil
+	})
+}

@@ -34,6 +34,8 @@ type MPattern struct {
 	colIdx []int32   // nnz, sorted within each row
 	val    []float64 // nnz
 	mark   [][]int32 // one n-length scratch per worker
+	// workers is the number of goroutines of the column maps (ToInternalCols).
+	workers int
 
 	// Refill plan (PrepareRefill): for every row, the offsets inside the row of the k+1
 	// entries each contributor touches, in Fill's order. posPtr[a] = start of row a's offsets.
@@ -109,6 +111,7 @@ func newMPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*MPat
 	if workers > n {
 		workers = n
 	}
+	p.workers = workers
 
 	// One pass: each worker collects the sorted columns of its rows [lo, hi) in its own buffer,
 	// then the buffers are copied into colIdx. Row a's columns are the union of S_i over
@@ -375,6 +378,16 @@ func (p *MPattern) ToInternal(dst, x []float64) {
 	for r, i := range p.order {
 		dst[r] = x[i]
 	}
+}
+
+// ToInternalCols is BPattern.ToInternalCols for M's relabelling.
+func (p *MPattern) ToInternalCols(dst [][]float64, x []float64) {
+	toInternalCols(p.order, p.workers, dst, x)
+}
+
+// FromInternalCols is BPattern.FromInternalCols for M's relabelling.
+func (p *MPattern) FromInternalCols(dst []float64, x [][]float64) {
+	fromInternalCols(p.order, p.workers, dst, x)
 }
 
 // FromInternal sets dst (length n, point order) to the stored-row-order vector x.

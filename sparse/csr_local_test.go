@@ -259,3 +259,77 @@ func TestMPatternLocalComponents(t *testing.T) {
 		}
 	}
 }
+
+// TestInternalCols: ToInternalCols and FromInternalCols move each column of a row-major
+// n x p matrix exactly as ToInternal and FromInternal move one vector, for B's pattern, M's
+// relabelled pattern and M's plain one (identity order), on 1 and 3 workers; a length
+// mismatch panics with the constant message.
+func TestInternalCols(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	const p = 3
+	for _, n := range []int{12, 700} {
+		nbr := randomGraph(rng, n, 5)
+		for _, workers := range []int{1, 3} {
+			bp, err := NewBPattern(ctx, n, 5, nbr, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local, err := NewMPatternLocal(ctx, n, 5, nbr, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := NewMPattern(ctx, n, 5, nbr, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type maps struct {
+				name     string
+				to, from func(dst, x []float64)
+				toC      func(dst [][]float64, x []float64)
+				fromC    func(dst []float64, x [][]float64)
+			}
+			for _, m := range []maps{
+				{"B", bp.ToInternal, bp.FromInternal, bp.ToInternalCols, bp.FromInternalCols},
+				{"M local", local.ToInternal, local.FromInternal, local.ToInternalCols, local.FromInternalCols},
+				{"M plain", plain.ToInternal, plain.FromInternal, plain.ToInternalCols, plain.FromInternalCols},
+			} {
+				x := randomWeights(rng, n, p) // row-major n x p
+				cols := make([][]float64, p)
+				for j := range cols {
+					cols[j] = make([]float64, n)
+				}
+				m.toC(cols, x)
+				col, want := make([]float64, n), make([]float64, n)
+				for j := 0; j < p; j++ {
+					for i := range col {
+						col[i] = x[i*p+j]
+					}
+					m.to(want, col)
+					if !slices.Equal(cols[j], want) {
+						t.Fatalf("%s n=%d workers=%d: ToInternalCols column %d differs from ToInternal", m.name, n, workers, j)
+					}
+				}
+				back := make([]float64, n*p)
+				m.fromC(back, cols)
+				if !slices.Equal(back, x) {
+					t.Fatalf("%s n=%d workers=%d: FromInternalCols(ToInternalCols(x)) != x", m.name, n, workers)
+				}
+				m.from(col, cols[1])
+				for i := range col {
+					if col[i] != x[i*p+1] {
+						t.Fatalf("%s n=%d: FromInternal of column 1 differs at %d", m.name, n, i)
+					}
+				}
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != "sparse: ToInternalCols: length mismatch" {
+						t.Fatalf("panic = %v, want the length-mismatch message", r)
+					}
+				}()
+				bp.ToInternalCols([][]float64{make([]float64, n)}, make([]float64, 2*n))
+			}()
+		}
+	}
+}

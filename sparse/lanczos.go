@@ -25,11 +25,12 @@ import (
 type Lanczos struct {
 	n     int
 	basis []float64   // ld vectors of length n; vector j is basis[j*n:(j+1)*n]
-	x, y  []float64   // work vectors of length n
+	x     []float64   // work vector of length n (start vector, then residual products)
 	c     []float64   // reorthogonalisation coefficients
 	bas   [][]float64 // deflation and basis vectors of the current orthogonalisation
 	ops   vecOps      // parallel vector operations
 	rtmp  []float64   // restart scratch, one block per worker
+	au    [][]float64 // products A u of the Ritz vectors (true residuals), reused by every call
 }
 
 // NewLanczos returns a Lanczos process for operators of order n; the basis is allocated on
@@ -38,7 +39,7 @@ func NewLanczos(n int) *Lanczos {
 	if n < 1 {
 		panic("sparse: NewLanczos: n < 1")
 	}
-	return &Lanczos{n: n, x: make([]float64, n), y: make([]float64, n)}
+	return &Lanczos{n: n, x: make([]float64, n)}
 }
 
 // Solve runs the Lanczos process on op, whose shift sigma must already be set (op.SetShift),
@@ -115,7 +116,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	if len(l.c) < ld {
 		l.c = make([]float64, ld)
 	}
-	x, y := l.x, l.y
+	x := l.x
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x9e3779b97f4a7c15))
 	lap := lapackgonum.Implementation{}
 
@@ -211,10 +212,10 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		out.vectors = ritz(m, cnt)
 		out.values = make([]float64, cnt)
 		out.residuals = make([]float64, cnt)
-		au := make([][]float64, cnt)
-		for t := range au {
-			au[t] = make([]float64, n)
+		for len(l.au) < cnt {
+			l.au = append(l.au, make([]float64, n))
 		}
+		au := l.au[:cnt]
 		vo.mulVecs(a, au, out.vectors)
 		for t := 0; t < cnt; t++ {
 			out.values[t] = sigma + 1/theta[t]
@@ -240,7 +241,9 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				out.converged = 0
 				return out
 			}
-			x := col(j)
+			// The product goes straight into the next basis slot: it is orthogonalised and
+			// normalised there.
+			x, y := col(j), col(j+1)
 			t := time.Now()
 			op.Apply(y, x)
 			out.applyTime += time.Since(t)
@@ -260,7 +263,6 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			} else {
 				vo.scal(1/beta, y)
 			}
-			copy(col(j+1), y)
 			if j+1 < ncv {
 				H[j*ncv+j+1], H[(j+1)*ncv+j] = beta, beta
 			}
