@@ -4,7 +4,8 @@
 #   lle at SWEEP_SIZES (default 10k, 100k, 200k, 1M, 2M) with -peers (scikit-learn, if installed;
 #   PEER_REPEAT (default 5) interleaved runs of each side, medians reported);
 #   em and direct with SWEEP_GENERATIONS (default 3) generations at SWEEP_GEN_SIZES (default 200k, 1M),
-#   GEN_REPEAT (default 3) runs of each, the median (by generation-to-fit ratio) reported.
+#   GEN_REPEAT (default 5) runs of each, the median (by generation-to-fit ratio) reported (single
+#   runs' ratios spread from 19% to 56% at n = 200k on this shared machine, so three were too few).
 # The runs are sequential (one child process each): never start it beside another heavy job.
 set -eu
 out=${BENCH_OUT:-out/bench}
@@ -15,7 +16,7 @@ if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_lle.json" ]; then
   ./bin/glle-bench bench -sizes "$sizes" -methods lle -peers -peer-repeat "${PEER_REPEAT:-5}" -json "$out/sweep_lle.json" | tee "$out/sweep_lle.md"
 fi
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_gen.json" ]; then
-  ./bin/glle-bench bench -sizes "$gen_sizes" -methods em,direct -generations "${SWEEP_GENERATIONS:-3}" -repeat "${GEN_REPEAT:-3}" -json "$out/sweep_gen.json" | tee "$out/sweep_gen.md"
+  ./bin/glle-bench bench -sizes "$gen_sizes" -methods em,direct -generations "${SWEEP_GENERATIONS:-3}" -repeat "${GEN_REPEAT:-5}" -json "$out/sweep_gen.json" | tee "$out/sweep_gen.md"
 fi
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_lle_purego.json" ]; then
   CGO_ENABLED=0 go build -tags purego -o bin/glle-bench-purego ./cmd/glle-bench

@@ -382,7 +382,11 @@ func build(in, notes string) (string, error) {
 	w("                      # bench/scripts/sweep.sh (below) if out/bench/sweep_*.json are missing, then this file\n")
 	w("./bin/glle-bench bench -sizes 10000,100000,200000,1000000,2000000 -methods lle -peers -peer-repeat 5 -json out/bench/sweep_lle.json\n")
 	w("                      # -peers: scikit-learn at n <= -peer-max (default 200000) with the first python3 that has it\n")
-	w("./bin/glle-bench bench -sizes 200000,1000000 -methods em,direct -generations 3 -repeat 3 -json out/bench/sweep_gen.json\n")
+	genRepeat := 1 // the sweep's -repeat, read from its runs
+	for _, r := range sg.Runs {
+		genRepeat = max(genRepeat, len(r.RatioRuns))
+	}
+	w("./bin/glle-bench bench -sizes 200000,1000000 -methods em,direct -generations 3 -repeat %d -json out/bench/sweep_gen.json\n", genRepeat)
 	w("GLLE_BENCH_SIZES=100000,1000000 go test -run '^$' -bench 'Fit|Generate' ./bench   # large end-to-end benchmarks\n")
 	w("```\n\n")
 
