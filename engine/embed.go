@@ -138,12 +138,16 @@ func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, pr
 	return mat.NewDense(n, p, vecs), vals, er, nil
 }
 
+// rowChunk is the fixed chunk of rows over which fixSigns and rotateOnto reduce (their results
+// then do not depend on the worker count).
+const rowChunk = 1 << 13
+
 // fixSigns flips each column of the row-major n x p matrix so that its entry of largest
 // magnitude (lowest index on ties) is positive: eigenvectors are defined up to sign only.
 // It runs on workers goroutines over fixed chunks of rows, whose maxima are compared in chunk
 // order, so the choice does not depend on workers.
 func fixSigns(v []float64, n, p, workers int) {
-	const chunk = 1 << 13
+	const chunk = rowChunk
 	nc := parallel.NumChunks(n, chunk)
 	best := make([]float64, nc*p) // per chunk and column: the largest magnitude and its row
 	at := make([]int, nc*p)

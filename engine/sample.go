@@ -189,7 +189,7 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 	if bn, bp := B.Dims(); bn != n || bp != p {
 		panic("engine: rotateOnto: shapes differ")
 	}
-	const chunk = 1 << 13
+	const chunk = rowChunk
 	pp := p * p
 	part := make([]float64, parallel.NumChunks(n, chunk)*pp)
 	_ = parallel.Chunks(context.Background(), n, chunk, workers, func(_ context.Context, _, c, lo, hi int) error {

@@ -134,36 +134,34 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 // reverse neighbours).
 func (b *BPattern) Components() int { return b.comps }
 
-// ToInternal sets dst (length n, internal order) to the point-order vector x.
+// ToInternal sets dst (length n, internal order) to the point-order vector x (ToInternalCols
+// for one column).
 func (b *BPattern) ToInternal(dst, x []float64) {
 	if len(dst) != b.n || len(x) != b.n {
 		panic("sparse: BPattern.ToInternal: length mismatch")
 	}
-	for r, i := range b.order {
-		dst[r] = x[i]
-	}
+	toInternalCols(b.order, b.n, b.workers, [][]float64{dst}, x)
 }
 
-// FromInternal sets dst (length n, point order) to the internal-order vector x.
+// FromInternal sets dst (length n, point order) to the internal-order vector x
+// (FromInternalCols for one column).
 func (b *BPattern) FromInternal(dst, x []float64) {
 	if len(dst) != b.n || len(x) != b.n {
 		panic("sparse: BPattern.FromInternal: length mismatch")
 	}
-	for r, i := range b.order {
-		dst[i] = x[r]
-	}
+	fromInternalCols(b.order, b.n, b.workers, dst, [][]float64{x})
 }
 
 // ToInternalCols sets each dst[j] (length n, internal order) to column j of the row-major
 // n x len(dst) point-order matrix x, in one pass on the pattern's workers.
 func (b *BPattern) ToInternalCols(dst [][]float64, x []float64) {
-	toInternalCols(b.order, b.workers, dst, x)
+	toInternalCols(b.order, b.n, b.workers, dst, x)
 }
 
 // FromInternalCols sets the row-major n x len(x) point-order matrix dst from the internal-order
 // columns x[j], in one pass on the pattern's workers.
 func (b *BPattern) FromInternalCols(dst []float64, x [][]float64) {
-	fromInternalCols(b.order, b.workers, dst, x)
+	fromInternalCols(b.order, b.n, b.workers, dst, x)
 }
 
 // N returns the order of B.
@@ -460,14 +458,13 @@ func mulRows(y, x []float64, rowPtr []int, colIdx []int32, val []float64, lo, hi
 // workers.
 func (b *BPattern) graph() *graph { return patternGraph(b.n, b.rowPtr, b.colIdx, b.workers) }
 
-// toInternalCols sets dst[j][r] = x[order[r]*p+j] for p = len(dst) (order nil: the identity),
-// on workers goroutines over contiguous ranges of r.
-func toInternalCols(order []int32, workers int, dst [][]float64, x []float64) {
+// toInternalCols sets dst[j][r] = x[order[r]*p+j] for p = len(dst) and the n rows of the
+// pattern (order nil: the identity), on workers goroutines over contiguous ranges of r.
+func toInternalCols(order []int32, n, workers int, dst [][]float64, x []float64) {
 	p := len(dst)
 	if p == 0 {
 		return
 	}
-	n := len(dst[0])
 	if len(x) != n*p {
 		panic("sparse: ToInternalCols: length mismatch")
 	}
@@ -492,12 +489,11 @@ func toInternalCols(order []int32, workers int, dst [][]float64, x []float64) {
 }
 
 // fromInternalCols sets dst[order[r]*p+j] = x[j][r] for p = len(x), as toInternalCols.
-func fromInternalCols(order []int32, workers int, dst []float64, x [][]float64) {
+func fromInternalCols(order []int32, n, workers int, dst []float64, x [][]float64) {
 	p := len(x)
 	if p == 0 {
 		return
 	}
-	n := len(x[0])
 	if len(dst) != n*p {
 		panic("sparse: FromInternalCols: length mismatch")
 	}

@@ -366,42 +366,32 @@ func reorderRows(ctx context.Context, dst, w []float64, order []int32, k, worker
 // Order returns the point of each stored row (nil: the input order, NewMPattern).
 func (p *MPattern) Order() []int32 { return p.order }
 
-// ToInternal sets dst (length n, stored-row order) to the point-order vector x.
+// ToInternal sets dst (length n, stored-row order) to the point-order vector x
+// (ToInternalCols for one column).
 func (p *MPattern) ToInternal(dst, x []float64) {
 	if len(dst) != p.n || len(x) != p.n {
 		panic("sparse: MPattern.ToInternal: length mismatch")
 	}
-	if p.order == nil {
-		copy(dst, x)
-		return
-	}
-	for r, i := range p.order {
-		dst[r] = x[i]
-	}
+	toInternalCols(p.order, p.n, p.workers, [][]float64{dst}, x)
 }
 
 // ToInternalCols is BPattern.ToInternalCols for M's relabelling.
 func (p *MPattern) ToInternalCols(dst [][]float64, x []float64) {
-	toInternalCols(p.order, p.workers, dst, x)
+	toInternalCols(p.order, p.n, p.workers, dst, x)
 }
 
 // FromInternalCols is BPattern.FromInternalCols for M's relabelling.
 func (p *MPattern) FromInternalCols(dst []float64, x [][]float64) {
-	fromInternalCols(p.order, p.workers, dst, x)
+	fromInternalCols(p.order, p.n, p.workers, dst, x)
 }
 
-// FromInternal sets dst (length n, point order) to the stored-row-order vector x.
+// FromInternal sets dst (length n, point order) to the stored-row-order vector x
+// (FromInternalCols for one column).
 func (p *MPattern) FromInternal(dst, x []float64) {
 	if len(dst) != p.n || len(x) != p.n {
 		panic("sparse: MPattern.FromInternal: length mismatch")
 	}
-	if p.order == nil {
-		copy(dst, x)
-		return
-	}
-	for r, i := range p.order {
-		dst[i] = x[r]
-	}
+	fromInternalCols(p.order, p.n, p.workers, dst, [][]float64{x})
 }
 
 func (p *MPattern) ensureScratch(workers int) {

@@ -261,9 +261,10 @@ func TestMPatternLocalComponents(t *testing.T) {
 }
 
 // TestInternalCols: ToInternalCols and FromInternalCols move each column of a row-major
-// n x p matrix exactly as ToInternal and FromInternal move one vector, for B's pattern, M's
-// relabelled pattern and M's plain one (identity order), on 1 and 3 workers; a length
-// mismatch panics with the constant message.
+// n x p matrix by the definition (internal row r holds point order[r]; the plain pattern's
+// order is the identity), and ToInternal/FromInternal (one column) agree, for B's pattern, M's
+// relabelled pattern and M's plain one, on 1 and 3 workers; lengths that differ from the
+// pattern's n panic with the constant message.
 func TestInternalCols(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -285,14 +286,15 @@ func TestInternalCols(t *testing.T) {
 			}
 			type maps struct {
 				name     string
+				order    []int32 // nil: identity
 				to, from func(dst, x []float64)
 				toC      func(dst [][]float64, x []float64)
 				fromC    func(dst []float64, x [][]float64)
 			}
 			for _, m := range []maps{
-				{"B", bp.ToInternal, bp.FromInternal, bp.ToInternalCols, bp.FromInternalCols},
-				{"M local", local.ToInternal, local.FromInternal, local.ToInternalCols, local.FromInternalCols},
-				{"M plain", plain.ToInternal, plain.FromInternal, plain.ToInternalCols, plain.FromInternalCols},
+				{"B", bp.order, bp.ToInternal, bp.FromInternal, bp.ToInternalCols, bp.FromInternalCols},
+				{"M local", local.Order(), local.ToInternal, local.FromInternal, local.ToInternalCols, local.FromInternalCols},
+				{"M plain", plain.Order(), plain.ToInternal, plain.FromInternal, plain.ToInternalCols, plain.FromInternalCols},
 			} {
 				x := randomWeights(rng, n, p) // row-major n x p
 				cols := make([][]float64, p)
@@ -300,15 +302,24 @@ func TestInternalCols(t *testing.T) {
 					cols[j] = make([]float64, n)
 				}
 				m.toC(cols, x)
-				col, want := make([]float64, n), make([]float64, n)
 				for j := 0; j < p; j++ {
-					for i := range col {
-						col[i] = x[i*p+j]
+					for r := 0; r < n; r++ {
+						i := r
+						if m.order != nil {
+							i = int(m.order[r])
+						}
+						if cols[j][r] != x[i*p+j] {
+							t.Fatalf("%s n=%d workers=%d: ToInternalCols column %d row %d is not point %d's entry", m.name, n, workers, j, r, i)
+						}
 					}
-					m.to(want, col)
-					if !slices.Equal(cols[j], want) {
-						t.Fatalf("%s n=%d workers=%d: ToInternalCols column %d differs from ToInternal", m.name, n, workers, j)
-					}
+				}
+				col, one := make([]float64, n), make([]float64, n)
+				for i := range col {
+					col[i] = x[i*p+2]
+				}
+				m.to(one, col)
+				if !slices.Equal(one, cols[2]) {
+					t.Fatalf("%s n=%d workers=%d: ToInternal differs from column 2 of ToInternalCols", m.name, n, workers)
 				}
 				back := make([]float64, n*p)
 				m.fromC(back, cols)
@@ -329,6 +340,15 @@ func TestInternalCols(t *testing.T) {
 					}
 				}()
 				bp.ToInternalCols([][]float64{make([]float64, n)}, make([]float64, 2*n))
+			}()
+			func() {
+				defer func() {
+					if r := recover(); r != "sparse: FromInternalCols: length mismatch" {
+						t.Fatalf("panic = %v, want the length-mismatch message", r)
+					}
+				}()
+				// Consistent lengths, but one row short of the pattern.
+				local.FromInternalCols(make([]float64, n-1), [][]float64{make([]float64, n-1)})
 			}()
 		}
 	}
