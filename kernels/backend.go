@@ -77,6 +77,24 @@ type SupernodalSolver interface {
 	BackwardSupernodes(s *Supernodes, y, tmp []float64, t0, t1 int)
 }
 
+// SupernodalSplitter is implemented by backends whose native supernode steps (SupernodalSolver)
+// can be split between two goroutines for the supernodes it accepts (Splits(w, mu): w columns,
+// mu below-rows): the parts together perform exactly the operations of the whole step, in the
+// same order for every entry of y, so a split step has the whole step's bits.
+//   - Forward step: ForwardDiag, then ForwardRows over disjoint ranges [k0, k1) of the
+//     below-rows, concurrently (tmp: k1-k0 entries of the caller's scratch).
+//   - Backward step: BackwardHigh (the below-rows [mu/2, mu), summed into acc, w entries) and
+//     BackwardLow (the rows [0, mu/2), subtracted from the columns) concurrently, then
+//     BackwardFinish (acc added, the diagonal block solved). tmp: mu entries each.
+type SupernodalSplitter interface {
+	ForwardDiag(s *Supernodes, y []float64, t int)
+	ForwardRows(s *Supernodes, y, tmp []float64, t, k0, k1 int)
+	BackwardHigh(s *Supernodes, y, tmp, acc []float64, t int)
+	BackwardLow(s *Supernodes, y, tmp []float64, t int)
+	BackwardFinish(s *Supernodes, y, acc []float64, t int)
+	Splits(w, mu int) bool
+}
+
 // PanelSolver is implemented by backends with a native kernel for the triangular solves of the
 // sparse factorizations' panels, b = b L^{-T} with a narrow lower triangle L; the sparse package
 // calls the BLAS's Dtrsm otherwise (and for triangles wider than PanelMaxN).

@@ -25,6 +25,9 @@ func TestSolveKernelsAgree(t *testing.T) {
 	if _, ok := cur.(kernels.NarrowGemmer); cgo.Enabled && !ok {
 		t.Errorf("backend %s has no native narrow-product kernel", cur.Name())
 	}
+	if _, ok := cur.(kernels.SupernodalSplitter); cgo.Enabled && !ok {
+		t.Errorf("backend %s has no split supernode kernels", cur.Name())
+	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	knn, _ := knnLLE(rng, 20000, 10)
 	cases := []struct {
@@ -43,6 +46,19 @@ func TestSolveKernelsAgree(t *testing.T) {
 		_, f := factorOrFatal(t, c.a, SymbolicOptions{Workers: 2}, c.shift)
 		if c.name == "knn20000" && !f.parallelSolve() {
 			t.Fatalf("%s: the schedule has no parallel subtrees", c.name)
+		}
+		if sp, ok := cur.(kernels.SupernodalSplitter); ok && c.name == "knn20000" {
+			// The parallel solve splits the steps of the large top supernodes (splitter).
+			splits := 0
+			for _, top := range f.s.sched.top {
+				w := int(f.s.sFirst[top+1] - f.s.sFirst[top])
+				if sp.Splits(w, int(f.s.sRowPtr[top+1]-f.s.sRowPtr[top])-w) {
+					splits++
+				}
+			}
+			if splits == 0 {
+				t.Fatalf("%s: no top supernode splits", c.name)
+			}
 		}
 		n := c.a.n
 		b := randVec(rng, n)

@@ -100,9 +100,18 @@ func (f *Factor) forwardAll(y []float64, nrhs int) {
 		}
 	})
 	tmp := tmps[0]
+	var h *splitter
+	if nrhs == 1 {
+		h = newSplitter(be, y, tmps[1], s.conc)
+		defer h.stop()
+	}
 	for t := 0; t < s.ns; t++ {
 		if p.rootOf[t] < 0 {
-			f.forwardRangeBlock(be, t, t+1, y, tmp, nrhs, nil, nil)
+			if h.splits(s, t) {
+				h.forward(f, t, tmp)
+			} else {
+				f.forwardRangeBlock(be, t, t+1, y, tmp, nrhs, nil, nil)
+			}
 			continue
 		}
 		rec := recs[p.recOff[t]*int64(nrhs) : p.recOff[t+1]*int64(nrhs)]
@@ -134,11 +143,20 @@ func (f *Factor) backwardAll(b *Factor, y []float64, nrhs int) {
 	p := f.plan()
 	_, tmps := p.buffers(nrhs, s.maxUpdate)
 	tmp := tmps[0]
+	var h *splitter
+	if nrhs == 1 {
+		h = newSplitter(be, y, tmps[1], s.conc)
+	}
 	for t := s.ns - 1; t >= 0; t-- {
 		if p.rootOf[t] < 0 {
-			b.backwardRangeBlock(be, t, t+1, y, tmp, nrhs)
+			if h.splits(s, t) {
+				h.backward(b, t, tmp)
+			} else {
+				b.backwardRangeBlock(be, t, t+1, y, tmp, nrhs)
+			}
 		}
 	}
+	h.stop()
 	f.eachSubtreeList(func(w int, roots []int32) {
 		for _, r := range roots {
 			b.backwardRangeBlock(be, int(sc.sDesc[r]), int(r)+1, y, tmps[w], nrhs)

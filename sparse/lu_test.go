@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"glle/kernels"
 )
 
 // nonsymCSR is a square matrix A with a symmetric pattern: val holds A[i][j] and valT holds
@@ -646,6 +648,50 @@ func TestExtendAddRuns(t *testing.T) {
 						t.Fatalf("rep %d (w=%d mu=%d rel=%v) split=%v: %s entry %d = %v, want %v", rep, w, mu, rel, split, c.name, i, c.got[i], c.want[i])
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestSplitSolveWorkersAgree checks the top supernodes' split steps (splitter) on a matrix
+// whose top supernodes are large enough to split: M^+ x has the same bits for 1, 2 and 3
+// workers, and with the helper goroutine absent (every part run by the caller).
+func TestSplitSolveWorkersAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	const n = 50000 // at 20000 the largest top block has 86 x 190 entries, below the split size
+	_, nb, w := knnWeights(rng, n, 10, 0.15)
+	x := centred(randVec(rand.New(rand.NewPCG(3, 4)), n))
+	var ref []float64
+	defer func() { splitNoHelper = false }()
+	for run, workers := range []int{1, 2, 3, 2} {
+		splitNoHelper = run == 3
+		_, g := gramLU(t, n, 10, nb, w, workers)
+		if err := g.SetShift(0); err != nil {
+			t.Fatal(err)
+		}
+		if workers == 2 {
+			h := newSplitter(kernels.Current(), g.y, make([]float64, 1), 2)
+			splits := 0
+			for _, top := range g.sym.sched.top {
+				if h.splits(g.sym, int(top)) {
+					splits++
+				}
+			}
+			h.stop()
+			_, native := kernels.Current().(kernels.SupernodalSplitter)
+			if native && splits == 0 {
+				t.Fatalf("no top supernode splits; the test needs a larger matrix")
+			}
+		}
+		y := make([]float64, n)
+		g.Apply(y, x)
+		if ref == nil {
+			ref = y
+			continue
+		}
+		for i := range y {
+			if math.Float64bits(y[i]) != math.Float64bits(ref[i]) {
+				t.Fatalf("workers=%d helper=%v: M^+ x differs at %d: %g vs %g", workers, !splitNoHelper, i, y[i], ref[i])
 			}
 		}
 	}
