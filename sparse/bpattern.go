@@ -210,6 +210,7 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	err = parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
 		for a := lo; a < hi; a++ {
 			u := r1[a]
+			chk := 0.0 // sum of the row's values: not finite if one of them is not (checked once)
 			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
 				var v, vt float64
 				switch f := b.fwd[q]; {
@@ -222,10 +223,15 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 					vt = -wb[r]
 					u += math.Abs(wb[r]) * r1[b.colIdx[q]]
 				}
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("sparse: BPattern.Fill: non-finite weight in row %d", a)
-				}
+				chk += v
 				b.val[q], b.valT[q] = v, vt
+			}
+			if chk-chk != 0 { // NaN or an infinity; or an overflow of finite values
+				for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+					if v := b.val[q]; math.IsNaN(v) || math.IsInf(v, 0) {
+						return fmt.Errorf("sparse: BPattern.Fill: non-finite weight in row %d", a)
+					}
+				}
 			}
 			bound[a] = u
 		}

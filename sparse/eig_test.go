@@ -693,3 +693,28 @@ func TestSmallestWorkersBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOrth is one Lanczos step's reorthogonalisation (vecOps.orth, two classical
+// Gram-Schmidt passes) of a vector against the constant vector and m basis vectors, on two
+// workers.
+func BenchmarkOrth(b *testing.B) {
+	for _, n := range []int{100000, 1000000} {
+		const m = 8
+		rng := rand.New(rand.NewPCG(19, 20))
+		basis := make([][]float64, m+1)
+		for i := range basis {
+			basis[i] = randVec(rng, n)
+		}
+		v0 := randVec(rng, n)
+		v := make([]float64, n)
+		c := make([]float64, m+1)
+		vo := &vecOps{workers: 2}
+		b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(v, v0)
+				vo.orth(v, basis, 1, c)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -558,9 +559,18 @@ func TestBPattern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w[17] = math.NaN()
-	if err := bp.Fill(ctx, w, 2); err == nil {
-		t.Fatal("Fill accepted a NaN weight")
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		w2 := append([]float64(nil), w...)
+		w2[17] = bad
+		if err := bp.Fill(ctx, w2, 2); err == nil || !strings.Contains(err.Error(), "non-finite weight") {
+			t.Fatalf("Fill with a weight %v: error %v", bad, err)
+		}
+	}
+	// Finite weights whose sum overflows (Fill checks each row's sum, then the row's entries).
+	w2 := append([]float64(nil), w...)
+	w2[15], w2[16] = 1.5e308, 1.5e308
+	if err := bp.Fill(ctx, w2, 2); err != nil {
+		t.Fatalf("Fill rejected finite weights: %v", err)
 	}
 	if _, err := NewBPattern(ctx, 50, 5, nb[:10], 2); err == nil {
 		t.Fatal("NewBPattern accepted a short neighbour list")
