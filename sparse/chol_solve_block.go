@@ -102,7 +102,7 @@ func (f *Factor) forwardAll(y []float64, nrhs int) {
 	tmp := tmps[0]
 	var h *splitter
 	if nrhs == 1 {
-		h = newSplitter(be, y, tmps[1], s.conc)
+		h = newSplitter(be, y, tmps[1], nil, s.conc)
 		defer h.stop()
 	}
 	for t := 0; t < s.ns; t++ {
@@ -145,7 +145,7 @@ func (f *Factor) backwardAll(b *Factor, y []float64, nrhs int) {
 	tmp := tmps[0]
 	var h *splitter
 	if nrhs == 1 {
-		h = newSplitter(be, y, tmps[1], s.conc)
+		h = newSplitter(be, y, tmps[1], &p.acc, s.conc)
 	}
 	for t := s.ns - 1; t >= 0; t-- {
 		if p.rootOf[t] < 0 {

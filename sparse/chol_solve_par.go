@@ -20,6 +20,7 @@ type solvePlan struct {
 	recOff []int64     // per supernode: offset (in rows) of its recorded top-row updates
 	recs   []float64   // the records, nrhs values per row (grown for the widest block solved)
 	tmps   [][]float64 // per-worker gather buffers (as recs)
+	acc    []float64   // the split backward steps' accumulator (splitter), grown on first use
 }
 
 // buffers returns the records and the per-worker gather buffers for nrhs right-hand sides,

@@ -680,7 +680,7 @@ func TestSplitSolveWorkersAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		if workers == 2 {
-			h := newSplitter(kernels.Current(), g.y, make([]float64, 1), 2)
+			h := newSplitter(kernels.Current(), g.y, make([]float64, 1), nil, 2)
 			splits := 0
 			for _, top := range g.sym.sched.top {
 				if h.splits(g.sym, int(top)) {

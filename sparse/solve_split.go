@@ -19,6 +19,7 @@ type splitter struct {
 	sn      *kernels.Supernodes // the panels of the step being split
 	y, tmp  []float64           // the vector and the helper's scratch
 	acc     []float64           // the backward steps' accumulator (BackwardHigh)
+	accp    *[]float64          // where acc is kept between solves (nil: not kept)
 	seq     atomic.Int64
 	claimed atomic.Bool
 	done    atomic.Bool
@@ -29,12 +30,13 @@ type splitter struct {
 
 // newSplitter starts the helper goroutine, or returns nil when the backend has no split
 // kernels or fewer than two goroutines may run.
-func newSplitter(be kernels.Backend, y, tmp []float64, conc int) *splitter {
+// acc, when not nil, holds the backward steps' accumulator between solves (grown as needed).
+func newSplitter(be kernels.Backend, y, tmp []float64, acc *[]float64, conc int) *splitter {
 	sp, ok := be.(kernels.SupernodalSplitter)
 	if !ok || conc < 2 || runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
-	h := &splitter{sp: sp, y: y, tmp: tmp}
+	h := &splitter{sp: sp, y: y, tmp: tmp, accp: acc}
 	h.claimed.Store(true)
 	if !splitNoHelper {
 		go h.loop()
@@ -132,8 +134,14 @@ func (h *splitter) forward(f *Factor, t int, tmp []float64) {
 func (h *splitter) backward(f *Factor, t int, tmp []float64) {
 	s := f.s
 	w := int(s.sFirst[t+1] - s.sFirst[t])
+	if cap(h.acc) < w && h.accp != nil && cap(*h.accp) >= w {
+		h.acc = *h.accp
+	}
 	if cap(h.acc) < w {
 		h.acc = make([]float64, w)
+		if h.accp != nil {
+			*h.accp = h.acc
+		}
 	}
 	h.sn = &f.sn
 	h.post(2, t, w, 0)
