@@ -130,6 +130,15 @@ static inline __attribute__((always_inline)) void glle_rows_axpy(const double *l
 // accumulator lives on the C stack).
 #define GLLE_SPLIT_MAXW 4096
 
+// glle_fwd_diag solves with the diagonal block p of a supernode of width w, in place on its
+// columns xc.
+static inline void glle_fwd_diag(const double *p, double *xc, int w) {
+	for (int i = 0; i < w; i++) {
+		const double *li = p + (int64_t)i * w;
+		xc[i] = (xc[i] - glle_dot(li, xc, i)) / li[i];
+	}
+}
+
 GLLE_CLONES
 void glle_sn_forward(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t0, int t1,
@@ -140,10 +149,7 @@ void glle_sn_forward(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int32_t *rows = rowsAll + rowp[t] + w;
 		const double *p = lx + lxp[t];
 		double *xc = y + c0;
-		for (int i = 0; i < w; i++) {
-			const double *li = p + (int64_t)i * w;
-			xc[i] = (xc[i] - glle_dot(li, xc, i)) / li[i];
-		}
+		glle_fwd_diag(p, xc, w);
 		const double *l = p + (int64_t)w * w;
 		if (w <= GLLE_NARROW && mu > 4) {
 			double x[GLLE_NARROW] = {0};
@@ -238,12 +244,7 @@ void glle_sn_backward(const double *lx, const int64_t *lxp, const int32_t *first
 GLLE_CLONES
 void glle_sn_fwd_diag(const double *lx, const int64_t *lxp, const int32_t *first, double *y, int t) {
 	const int c0 = first[t], w = first[t + 1] - c0;
-	const double *p = lx + lxp[t];
-	double *xc = y + c0;
-	for (int i = 0; i < w; i++) {
-		const double *li = p + (int64_t)i * w;
-		xc[i] = (xc[i] - glle_dot(li, xc, i)) / li[i];
-	}
+	glle_fwd_diag(lx + lxp[t], y + c0, w);
 }
 
 GLLE_CLONES
