@@ -37,6 +37,9 @@ func newSplitter(be kernels.Backend, y, tmp []float64, acc *[]float64, conc int)
 		return nil
 	}
 	h := &splitter{sp: sp, y: y, tmp: tmp, accp: acc}
+	if acc != nil {
+		h.acc = *acc
+	}
 	h.claimed.Store(true)
 	if !splitNoHelper {
 		go h.loop()
@@ -134,9 +137,6 @@ func (h *splitter) forward(f *Factor, t int, tmp []float64) {
 func (h *splitter) backward(f *Factor, t int, tmp []float64) {
 	s := f.s
 	w := int(s.sFirst[t+1] - s.sFirst[t])
-	if cap(h.acc) < w && h.accp != nil && cap(*h.accp) >= w {
-		h.acc = *h.accp
-	}
 	if cap(h.acc) < w {
 		h.acc = make([]float64, w)
 		if h.accp != nil {
