@@ -104,15 +104,31 @@ func rankOf(e []float64) int {
 }
 
 // projectFibre overwrites xi with Pi xi = xi - mean(xi) - V (V^T xi) for the basis from
-// fibreBasis (r vectors of length k).
+// fibreBasis (r orthonormal vectors of length k, orthogonal to the constant vector). For r = 3
+// (three-dimensional data) the three coefficients v_a . xi are summed in one sweep and
+// subtracted in another; otherwise one vector after the other.
 func projectFibre(xi, basis []float64, k, r int) {
+	xi = xi[:k]
 	m := 0.0
-	for _, v := range xi[:k] {
+	for _, v := range xi {
 		m += v
 	}
 	m /= float64(k)
-	for j := range xi[:k] {
+	for j := range xi {
 		xi[j] -= m
+	}
+	if r == 3 {
+		v0, v1, v2 := basis[:k], basis[k:2*k], basis[2*k:3*k]
+		s0, s1, s2 := 0.0, 0.0, 0.0
+		for j, x := range xi {
+			s0 += v0[j] * x
+			s1 += v1[j] * x
+			s2 += v2[j] * x
+		}
+		for j := range xi {
+			xi[j] -= s0*v0[j] + s1*v1[j] + s2*v2[j]
+		}
+		return
 	}
 	for a := 0; a < r; a++ {
 		va := basis[a*k : a*k+k]

@@ -197,6 +197,66 @@ func TestFibreEMReachesClosedForm(t *testing.T) {
 	}
 }
 
+// TestProjectFibre checks Pi xi for the fitted fibre bases: the three-vector path (r = 3)
+// against one projection after the other, and the result orthogonal to the basis and to the
+// constant vector, for random xi.
+func TestProjectFibre(t *testing.T) {
+	m, err := Fit(context.Background(), rollForTest(300, 3), Settings{Method: EM, Solver: SolverDense})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, rmax := m.K, m.st.rmax
+	rng := rand.New(rand.NewPCG(5, 6))
+	xi, ref := make([]float64, k), make([]float64, k)
+	for i := 0; i < m.N; i++ {
+		r := int(m.st.rank[i])
+		basis := m.st.basis[i*k*rmax : (i+1)*k*rmax]
+		for j := range xi {
+			xi[j] = rng.NormFloat64()
+		}
+		copy(ref, xi)
+		mu := 0.0
+		for _, v := range ref {
+			mu += v / float64(k)
+		}
+		for j := range ref {
+			ref[j] -= mu
+		}
+		for a := 0; a < r; a++ {
+			va := basis[a*k : (a+1)*k]
+			s := 0.0
+			for j, v := range va {
+				s += v * ref[j]
+			}
+			for j, v := range va {
+				ref[j] -= s * v
+			}
+		}
+		projectFibre(xi, basis, k, r)
+		// The two orders of the same projection with an orthonormal basis agree to rounding:
+		// a few ulps of O(1) entries.
+		sum := 0.0
+		for j := range xi {
+			if math.Abs(xi[j]-ref[j]) > 1e-14 {
+				t.Fatalf("point %d (r=%d): Pi xi[%d] = %v, one projection after the other %v", i, r, j, xi[j], ref[j])
+			}
+			sum += xi[j]
+		}
+		if math.Abs(sum) > 1e-13 {
+			t.Fatalf("point %d: Pi xi sums to %v", i, sum)
+		}
+		for a := 0; a < r; a++ {
+			s := 0.0
+			for j, v := range basis[a*k : (a+1)*k] {
+				s += v * xi[j]
+			}
+			if math.Abs(s) > 1e-13 {
+				t.Fatalf("point %d: Pi xi . v_%d = %v", i, a, s)
+			}
+		}
+	}
+}
+
 func TestWorkersBitIdentical(t *testing.T) {
 	X := rollForTest(600, 3)
 	for _, meth := range []Method{LLE, EM, Direct, EMPaper, DirectPaper} {

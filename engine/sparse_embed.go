@@ -27,6 +27,9 @@ type sparseEmbed struct {
 	ones     [][]float64
 	// warm holds the warm-start vectors in the internal order, reused by every generation.
 	warm [][]float64
+	// vecBuf receives the eigenvectors (internal order) of every solve before they are mapped
+	// out, so that generations reuse its memory.
+	vecBuf [][]float64
 	// baseShift is the shift the base fit's eigensolve adapted to; generations start there, so
 	// every generation is a function of its weights alone (not of earlier generations).
 	baseShift float64
@@ -219,6 +222,10 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	if deflate {
 		opts.Deflate = s.ones
 	}
+	for len(s.vecBuf) < nev {
+		s.vecBuf = append(s.vecBuf, make([]float64, n))
+	}
+	opts.Vectors = s.vecBuf[:nev] // read out by fromInternal below
 	toInternal, fromInternal := s.maps(lu)
 	if warm != nil {
 		for len(s.warm) < wp {

@@ -96,11 +96,12 @@ func (s *Stream) normalSlow(hz, iz int32) float64 {
 	}
 }
 
+// abs32 returns |x| without a branch: the sign of a random draw is a coin flip, which a
+// branch would mispredict half the time.
 func abs32(x int32) int64 {
-	if x < 0 {
-		return -int64(x)
-	}
-	return int64(x)
+	v := int64(x)
+	m := v >> 63
+	return (v ^ m) - m
 }
 
 // The ziggurat's tables for the standard normal density exp(-x^2/2) with 128 layers of area

@@ -231,6 +231,20 @@ func TestStreamDeterministicAndNormal(t *testing.T) {
 	}
 }
 
+// TestAbs32 checks the ziggurat's branch-free |x| against the plain one at the edges of the
+// int32 range.
+func TestAbs32(t *testing.T) {
+	for _, x := range []int32{0, 1, -1, 2, -2, 12345, -12345, math.MaxInt32, -math.MaxInt32, math.MinInt32} {
+		want := int64(x)
+		if want < 0 {
+			want = -want
+		}
+		if got := abs32(x); got != want {
+			t.Errorf("abs32(%d) = %d, want %d", x, got, want)
+		}
+	}
+}
+
 // TestNormalsDistribution compares the empirical distribution of Normals with the standard
 // normal CDF (Kolmogorov-Smirnov) and checks the tail beyond the ziggurat's base layer
 // (|x| > 3.4426, probability 5.76e-4), which a separate branch draws.

@@ -26,11 +26,11 @@ type BPattern struct {
 	comps        int       // connected components of the neighbour graph
 	rowPtr       []int     // n+1
 	colIdx       []int32   // sorted within each row, diagonal included
-	fwd          []int32   // per entry (a, c): slot s = a*k+j with nbr[s] = c (B[a][c] = -w[s]); -1 none, -2 diagonal
-	rev          []int32   // per entry (a, c): slot s = c*k+j with nbr[s] = a (B[c][a] = -w[s]); -1 none, -2 diagonal
+	fwd          []int32   // per entry (a, c): slot s = a*k+j with nbr[s] = c (B[a][c] = -w[s]); slotNone(n, k) none, slotDiag(n, k) diagonal
+	rev          []int32   // per entry (a, c): slot s = c*k+j with nbr[s] = a (B[c][a] = -w[s]); slotNone(n, k) none, slotDiag(n, k) diagonal
 	val          []float64 // B[a][c] per entry
 	valT         []float64 // B[c][a] per entry
-	wbuf         []float64 // weights in internal order
+	wbuf         []float64 // weights in internal order, then 0 (slot none) and -1 (slot diag): B[a][c] = 0 - wbuf[fwd] for every entry
 	tmp          []float64 // MulVec scratch
 	normM        float64   // ||B^T B||_inf of the current values, -1 until NormInf computes it
 	workers      int
@@ -59,6 +59,10 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 	}
 	nw := min(workers, n)
 	parts := make([]part, nw)
+	if int64(n)*int64(k)+2 > math.MaxInt32 {
+		return nil, fmt.Errorf("sparse: NewBPattern: n*k = %d weights exceed the 32-bit index range", n*k)
+	}
+	none, diag := slotNone(n, k), slotDiag(n, k)
 	err := parallel.For(ctx, n, nw, func(ctx context.Context, w, lo, hi int) error {
 		pt := &parts[w]
 		est := (hi - lo) * (2*k + 2)
@@ -73,12 +77,12 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 			}
 			start := len(pt.cols)
 			pt.cols = append(pt.cols, int32(a))
-			pt.fw = append(pt.fw, -2)
-			pt.rv = append(pt.rv, -2)
+			pt.fw = append(pt.fw, diag)
+			pt.rv = append(pt.rv, diag)
 			for j, c := range nb[a*k : a*k+k] {
 				pt.cols = append(pt.cols, c)
 				pt.fw = append(pt.fw, int32(a*k+j))
-				pt.rv = append(pt.rv, -1)
+				pt.rv = append(pt.rv, none)
 			}
 			own := pt.cols[start+1 : start+1+k]
 			for _, s := range revIdx[revPtr[a]:revPtr[a+1]] {
@@ -88,7 +92,7 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 					continue
 				}
 				pt.cols = append(pt.cols, i)
-				pt.fw = append(pt.fw, -1)
+				pt.fw = append(pt.fw, none)
 				pt.rv = append(pt.rv, s)
 			}
 			cols, fw, rv := pt.cols[start:], pt.fw[start:], pt.rv[start:]
@@ -130,6 +134,12 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 	return b, nil
 }
 
+// slotNone and slotDiag are the slots fwd and rev name for an entry that B (or B^T) does not
+// hold and for the diagonal: Fill stores 0 and -1 there, so that every entry's value is
+// 0 - wbuf[slot] without a branch.
+func slotNone(n, k int) int32 { return int32(n * k) }
+func slotDiag(n, k int) int32 { return int32(n*k + 1) }
+
 // Components returns the number of connected components of the neighbour graph (neighbours and
 // reverse neighbours).
 func (b *BPattern) Components() int { return b.comps }
@@ -140,7 +150,7 @@ func (b *BPattern) ToInternal(dst, x []float64) {
 	if len(dst) != b.n || len(x) != b.n {
 		panic("sparse: BPattern.ToInternal: length mismatch")
 	}
-	toInternalCols(b.order, b.n, b.workers, [][]float64{dst}, x)
+	toInternalCols(b.label, b.n, b.workers, [][]float64{dst}, x)
 }
 
 // FromInternal sets dst (length n, point order) to the internal-order vector x
@@ -155,7 +165,7 @@ func (b *BPattern) FromInternal(dst, x []float64) {
 // ToInternalCols sets each dst[j] (length n, internal order) to column j of the row-major
 // n x len(dst) point-order matrix x, in one pass on the pattern's workers.
 func (b *BPattern) ToInternalCols(dst [][]float64, x []float64) {
-	toInternalCols(b.order, b.n, b.workers, dst, x)
+	toInternalCols(b.label, b.n, b.workers, dst, x)
 }
 
 // FromInternalCols sets the row-major n x len(x) point-order matrix dst from the internal-order
@@ -178,8 +188,9 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	if len(w) != n*k {
 		return fmt.Errorf("sparse: BPattern.Fill: len(w) = %d, want n*k = %d", len(w), n*k)
 	}
-	if len(b.wbuf) != n*k {
-		b.wbuf = make([]float64, n*k)
+	if len(b.wbuf) != n*k+2 {
+		b.wbuf = make([]float64, n*k+2)
+		b.wbuf[slotDiag(n, k)] = -1 // B[a][a] = 0 - (-1); slotNone's 0 gives 0
 	}
 	if len(b.bound) != n {
 		b.bound = make([]float64, n)
@@ -187,14 +198,16 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	}
 	b.normM, b.boundOK = -1, false
 	wb, r1, bound := b.wbuf, b.r1, b.bound
-	// The weights in internal order, and each row's ||B[i][:]||_1 = 1 + sum_j |w_ij|.
+	// The weights in internal order, and each row's ||B[i][:]||_1 = 1 + sum_j |w_ij|: the points
+	// are read in their order and their rows written to their labels (scattered stores do not
+	// stall the loop as scattered loads do).
 	err := parallel.For(ctx, n, workers, func(_ context.Context, _, lo, hi int) error {
-		for r := lo; r < hi; r++ {
-			i := int(b.order[r])
-			row := wb[r*k : r*k+k]
-			copy(row, w[i*k:i*k+k])
+		for i := lo; i < hi; i++ {
+			r := int(b.label[i])
+			src := w[i*k : i*k+k]
+			copy(wb[r*k:r*k+k], src)
 			s := 1.0
-			for _, v := range row {
+			for _, v := range src {
 				s += math.Abs(v)
 			}
 			r1[r] = s
@@ -207,24 +220,22 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Every entry without a branch: the diagonal's slots hold -1 and the missing entries' 0, so
+	// the diagonal adds |-1| ||B[a][:]||_1 = r1[a] to the bound and a missing B[c][a] nothing.
 	err = parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
 		for a := lo; a < hi; a++ {
-			u := r1[a]
+			u := 0.0
 			chk := 0.0 // sum of the row's values: not finite if one of them is not (checked once)
-			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-				var v, vt float64
-				switch f := b.fwd[q]; {
-				case f == -2:
-					v, vt = 1, 1
-				case f >= 0:
-					v = -wb[f]
-				}
-				if r := b.rev[q]; r >= 0 {
-					vt = -wb[r]
-					u += math.Abs(wb[r]) * r1[b.colIdx[q]]
-				}
+			q0, q1 := b.rowPtr[a], b.rowPtr[a+1]
+			fw, rv, cols := b.fwd[q0:q1], b.rev[q0:q1], b.colIdx[q0:q1]
+			val, valT := b.val[q0:q1], b.valT[q0:q1]
+			rv, cols, val, valT = rv[:len(fw)], cols[:len(fw)], val[:len(fw)], valT[:len(fw)]
+			for q, f := range fw {
+				v := 0 - wb[f]
+				wr := wb[rv[q]]
+				u += math.Abs(wr) * r1[cols[q]]
 				chk += v
-				b.val[q], b.valT[q] = v, vt
+				val[q], valT[q] = v, 0-wr
 			}
 			if chk-chk != 0 { // NaN or an infinity; or an overflow of finite values
 				for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
@@ -249,8 +260,14 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 func (b *BPattern) MulVec(dst, x []float64) { b.MulVecs([][]float64{dst}, [][]float64{x}) }
 
 // MulVecs sets dst[t] = M x[t] for every t in one pass over B's entries and one over B^T's.
+// Two vectors are interleaved first, so that each column's gather reads both in one cache
+// line; the sums keep the single-vector order (the same bits).
 func (b *BPattern) MulVecs(dst, x [][]float64) {
 	n := b.n
+	if len(x) == 2 && len(dst) == 2 {
+		b.mulVecs2(dst, x)
+		return
+	}
 	if len(b.tmp) < n*len(x) {
 		b.tmp = make([]float64, n*len(x))
 	}
@@ -326,7 +343,7 @@ const normCandMax = 4096
 // array whose entries are claimed by a per-row stamp (at n = 200k about 45 ms on two workers).
 func (b *BPattern) normAll() float64 {
 	n, k, nw := b.n, b.k, min(b.workers, b.n)
-	nb, w := b.nbr, b.wbuf
+	nb, w, none := b.nbr, b.wbuf, slotNone(b.n, b.k)
 	maxes := make([]float64, nw)
 	_ = parallel.For(context.Background(), n, nw, func(_ context.Context, wk, lo, hi int) error {
 		acc := make([]float64, n)
@@ -356,7 +373,7 @@ func (b *BPattern) normAll() float64 {
 			}
 			contrib(a, 1)
 			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-				if s := b.rev[q]; s >= 0 {
+				if s := b.rev[q]; s < none {
 					contrib(int(b.colIdx[q]), -w[s])
 				}
 			}
@@ -384,8 +401,9 @@ func (b *BPattern) rowSum(a int) float64 {
 		}
 	}
 	contrib(a, 1)
+	none := slotNone(b.n, k)
 	for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-		if s := b.rev[q]; s >= 0 {
+		if s := b.rev[q]; s < none {
 			contrib(int(b.colIdx[q]), -w[s])
 		}
 	}
@@ -423,6 +441,52 @@ func (b *BPattern) mul(dst, x [][]float64, val []float64) {
 		}
 		return nil
 	})
+}
+
+// mulVecs2 is MulVecs for two vectors: x interleaved, t2 = B x interleaved, then the
+// B^T pass writing both results.
+func (b *BPattern) mulVecs2(dst, x [][]float64) {
+	n := b.n
+	for t := range x {
+		if len(dst[t]) != n || len(x[t]) != n {
+			panic("sparse: BPattern.MulVecs: length mismatch")
+		}
+	}
+	if len(b.tmp) < 4*n {
+		b.tmp = make([]float64, 4*n)
+	}
+	x2, t2 := b.tmp[:2*n], b.tmp[2*n:4*n]
+	x0, x1, d0, d1 := x[0], x[1], dst[0], dst[1]
+	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			x2[2*a], x2[2*a+1] = x0[a], x1[a]
+		}
+		return nil
+	})
+	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			s0, s1 := mulRow2(x2, b.colIdx[b.rowPtr[a]:b.rowPtr[a+1]], b.val[b.rowPtr[a]:b.rowPtr[a+1]])
+			t2[2*a], t2[2*a+1] = s0, s1
+		}
+		return nil
+	})
+	_ = parallel.For(context.Background(), n, b.workers, func(_ context.Context, _, lo, hi int) error {
+		for a := lo; a < hi; a++ {
+			d0[a], d1[a] = mulRow2(t2, b.colIdx[b.rowPtr[a]:b.rowPtr[a+1]], b.valT[b.rowPtr[a]:b.rowPtr[a+1]])
+		}
+		return nil
+	})
+}
+
+// mulRow2 returns sum_q val[q] x2[2 cols[q] + t] for t = 0, 1, each summed in entry order.
+func mulRow2(x2 []float64, cols []int32, val []float64) (s0, s1 float64) {
+	val = val[:len(cols)]
+	for q, c := range cols {
+		v := val[q]
+		s0 += v * x2[2*c]
+		s1 += v * x2[2*c+1]
+	}
+	return s0, s1
 }
 
 // mulRows sets y[a] = sum_q val[q] x[colIdx[q]] over row a's entries q, in order, for the rows
@@ -464,9 +528,11 @@ func mulRows(y, x []float64, rowPtr []int, colIdx []int32, val []float64, lo, hi
 // workers.
 func (b *BPattern) graph() *graph { return patternGraph(b.n, b.rowPtr, b.colIdx, b.workers) }
 
-// toInternalCols sets dst[j][r] = x[order[r]*p+j] for p = len(dst) and the n rows of the
-// pattern (order nil: the identity), on workers goroutines over contiguous ranges of r.
-func toInternalCols(order []int32, n, workers int, dst [][]float64, x []float64) {
+// toInternalCols sets dst[j][label[i]] = x[i*p+j] for p = len(dst) and the n points (label
+// nil: the identity), on workers goroutines over contiguous ranges of points: x is read in
+// order and the rows are stored to their labels (scattered stores do not stall the loop as
+// scattered loads do).
+func toInternalCols(label []int32, n, workers int, dst [][]float64, x []float64) {
 	p := len(dst)
 	if p == 0 {
 		return
@@ -480,13 +546,12 @@ func toInternalCols(order []int32, n, workers int, dst [][]float64, x []float64)
 		}
 	}
 	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
-		for r := lo; r < hi; r++ {
-			i := r
-			if order != nil {
-				i = int(order[r])
+		for i := lo; i < hi; i++ {
+			r := i
+			if label != nil {
+				r = int(label[i])
 			}
-			xi := x[i*p : i*p+p]
-			for j, v := range xi {
+			for j, v := range x[i*p : i*p+p] {
 				dst[j][r] = v
 			}
 		}

@@ -86,6 +86,17 @@ func (f *Factor) solvePair(b *Factor, y []float64, nrhs int) {
 	f.backwardAll(b, y, nrhs)
 }
 
+// forwardHalf is solvePair's forward half: every forward step on f's panels, with the
+// parallel plan when the schedule has one.
+func (f *Factor) forwardHalf(y []float64, nrhs int) {
+	if !f.parallelSolve() {
+		s := f.s
+		f.forwardRangeBlock(kernels.Current(), 0, s.ns, y, f.tmpBuf(s.maxUpdate*nrhs), nrhs, nil, nil)
+		return
+	}
+	f.forwardAll(y, nrhs)
+}
+
 // forwardAll performs every forward step on f's panels (solvePair's first half) with the
 // parallel plan.
 func (f *Factor) forwardAll(y []float64, nrhs int) {

@@ -372,12 +372,12 @@ func (p *MPattern) ToInternal(dst, x []float64) {
 	if len(dst) != p.n || len(x) != p.n {
 		panic("sparse: MPattern.ToInternal: length mismatch")
 	}
-	toInternalCols(p.order, p.n, p.workers, [][]float64{dst}, x)
+	toInternalCols(p.label, p.n, p.workers, [][]float64{dst}, x)
 }
 
 // ToInternalCols is BPattern.ToInternalCols for M's relabelling.
 func (p *MPattern) ToInternalCols(dst [][]float64, x []float64) {
-	toInternalCols(p.order, p.n, p.workers, dst, x)
+	toInternalCols(p.label, p.n, p.workers, dst, x)
 }
 
 // FromInternalCols is BPattern.FromInternalCols for M's relabelling.

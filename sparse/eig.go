@@ -74,6 +74,11 @@ type EigOptions struct {
 	// Default 0 (unused).
 	StartShift float64
 
+	// Vectors, when set, holds buffers (length N each) for the eigenvectors: the result's
+	// Vectors[i] is Vectors[i] for i < len(Vectors), so that a caller solving repeatedly
+	// reuses their memory. They may be the Start vectors. Default nil: fresh vectors.
+	Vectors [][]float64
+
 	boundOnly bool // tests: stop on the residual bound only (see Tol)
 }
 
@@ -331,6 +336,7 @@ type eigConfig struct {
 	tol              float64
 	seed             uint64
 	defl             [][]float64 // orthonormal
+	dst              [][]float64 // EigOptions.Vectors
 	start            [][]float64
 	boundOnly        bool // tests: stop on the bound ||A - sigma I|| |beta y_m| / theta only
 }
@@ -374,6 +380,12 @@ func resolveOptions(n int, o EigOptions) (eigConfig, error) {
 			return c, fmt.Errorf("sparse: eigensolver options: start vector of length %d, want %d", len(s), n)
 		}
 	}
+	for _, v := range o.Vectors {
+		if len(v) != n {
+			return c, fmt.Errorf("sparse: eigensolver options: eigenvector buffer of length %d, want %d", len(v), n)
+		}
+	}
+	c.dst = o.Vectors
 	room := n - len(c.defl)
 	if c.nev+3 > room {
 		return c, fmt.Errorf("sparse: eigensolver options: NEV = %d too large for n = %d with %d deflated vectors", c.nev, n, len(c.defl))

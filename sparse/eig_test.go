@@ -454,6 +454,7 @@ func TestEigOptionsErrors(t *testing.T) {
 		{Deflate: [][]float64{pr.ones, pr.ones}},
 		{Deflate: [][]float64{pr.ones[:10]}},
 		{Start: [][]float64{pr.ones[:10]}},
+		{Vectors: [][]float64{pr.ones[:10]}},
 		{NEV: 5, NCV: 6},
 	} {
 		if _, err := es.Smallest(ctx, o); err == nil {
@@ -689,6 +690,157 @@ func TestSmallestWorkersBitIdentical(t *testing.T) {
 				if math.Float64bits(v) != math.Float64bits(ref.Vectors[i][r]) {
 					t.Fatalf("workers=%d: vector %d differs at row %d", workers, i, r)
 				}
+			}
+		}
+	}
+}
+
+// TestVecOpsFused checks that the fused long-vector operations of the Lanczos process give
+// the bits of the separate ones they replace, for lengths at the chunk edges, on one and two
+// workers, with and without a constant deflation vector (which orth does not read).
+func TestVecOpsFused(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{1, vecChunk - 1, vecChunk, vecChunk + 1, vecParMin + 3*vecChunk + 5} {
+		for _, workers := range []int{1, 2} {
+			for _, constDefl := range []bool{false, true} {
+				name := fmt.Sprintf("n=%d/workers=%d/const=%v", n, workers, constDefl)
+				// Basis: one deflation vector and three orthonormal vectors orthogonal to it.
+				q := make([]float64, n)
+				if constDefl {
+					for i := range q {
+						q[i] = 1 / math.Sqrt(float64(n))
+					}
+				} else {
+					q = randVec(rng, n)
+					scal(1/norm(q), q)
+				}
+				basis := [][]float64{q}
+				for len(basis) < min(4, n) {
+					v := randVec(rng, n)
+					for pass := 0; pass < 2; pass++ {
+						for _, b := range basis {
+							axpy(-dot(b, v), b, v)
+						}
+					}
+					scal(1/norm(v), v)
+					basis = append(basis, v)
+				}
+				m := len(basis)
+				x := randVec(rng, n)
+				ref := &vecOps{workers: workers}
+				fused := &vecOps{workers: workers}
+				if constDefl {
+					fused.setConsts(basis[:1])
+					if c := fused.consts[0]; c != q[0] {
+						t.Fatalf("%s: constant %v not detected (%v)", name, q[0], c)
+					}
+				}
+				// orthNorm against orth, dot and norm.
+				v1 := append([]float64(nil), x...)
+				v2 := append([]float64(nil), x...)
+				ia := m - 1
+				wantA := ref.dot(basis[ia], v1)
+				ref.orth(v1, basis, 1, make([]float64, m))
+				wantN := ref.norm(v1)
+				gotA, gotN := fused.orthNorm(v2, basis, 1, make([]float64, m), ia)
+				if gotA != wantA || gotN != wantN {
+					t.Fatalf("%s: orthNorm alpha %v norm %v, separate %v %v", name, gotA, gotN, wantA, wantN)
+				}
+				for i := range v1 {
+					if v1[i] != v2[i] {
+						t.Fatalf("%s: orthNorm result differs at %d", name, i)
+					}
+				}
+				// sum: per-chunk sums added in chunk order.
+				want := 0.0
+				for lo := 0; lo < n; lo += vecChunk {
+					c := 0.0
+					for _, v := range x[lo:min(lo+vecChunk, n)] {
+						c += v
+					}
+					want += c
+				}
+				if got := fused.sum(x); got != want {
+					t.Fatalf("%s: sum %v, chunked %v", name, got, want)
+				}
+				// combineNorms against combine and norm.
+				V := make([]float64, 0, m*n)
+				for _, b := range basis {
+					V = append(V, b...)
+				}
+				coef := func(q, t int) float64 { return float64(q+1) * float64(2*t-1) / 3 }
+				d1 := [][]float64{make([]float64, n), make([]float64, n)}
+				d2 := [][]float64{make([]float64, n), make([]float64, n)}
+				ref.combine(d1, V, n, m, coef)
+				norms := fused.combineNorms(d2, V, n, m, coef)
+				for tt := range d1 {
+					if want := ref.norm(d1[tt]); norms[tt] != want {
+						t.Fatalf("%s: combineNorms norm %d = %v, separate %v", name, tt, norms[tt], want)
+					}
+					for i := range d1[tt] {
+						if d1[tt][i] != d2[tt][i] {
+							t.Fatalf("%s: combineNorms vector %d differs at %d", name, tt, i)
+						}
+					}
+				}
+				// residualNorm against axpy and norm, au unchanged.
+				au := randVec(rng, n)
+				au0 := append([]float64(nil), au...)
+				got := fused.residualNorm(au, x, 0.7)
+				ref.axpy(-0.7, x, au0)
+				if want := ref.norm(au0); got != want {
+					t.Fatalf("%s: residualNorm %v, axpy and norm %v", name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSmallestVectorBuffers checks EigOptions.Vectors: the eigenvectors land in the caller's
+// buffers (which may be the warm-start vectors) with the bits of a run without them.
+func TestSmallestVectorBuffers(t *testing.T) {
+	pr := getLLE(t)
+	const nev = 2
+	m := pr.p.Matrix()
+	op, err := NewShiftInvert(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := NewEigensolver(m, op)
+	ctx := context.Background()
+	want, err := es.Smallest(ctx, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := [][]float64{make([]float64, lleN), make([]float64, lleN)}
+	got, err := es.Smallest(ctx, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}, Vectors: buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got.Vectors {
+		if &got.Vectors[i][0] != &buf[i][0] {
+			t.Fatalf("vector %d not in the caller's buffer", i)
+		}
+		for r := range got.Vectors[i] {
+			if got.Vectors[i][r] != want.Vectors[i][r] {
+				t.Fatalf("vector %d differs at row %d with buffers", i, r)
+			}
+		}
+	}
+	// Warm start from the buffers themselves, results written back into them.
+	warm := [][]float64{append([]float64(nil), buf[0]...), append([]float64(nil), buf[1]...)}
+	ref, err := es.Smallest(ctx, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}, Start: warm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := es.Smallest(ctx, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}, Start: buf, Vectors: buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range again.Vectors {
+		for r := range again.Vectors[i] {
+			if again.Vectors[i][r] != ref.Vectors[i][r] {
+				t.Fatalf("aliased start and buffers: vector %d differs at row %d", i, r)
 			}
 		}
 	}

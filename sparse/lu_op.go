@@ -30,6 +30,8 @@ type GramLU struct {
 	u   []float64 // u = B'^{-T} e_r in the factor's order
 	uu  float64   // u . u
 	y   []float64 // workspace in the factor's order
+	y2  []float64 // x's and u's backward pass interleaved (the first Apply after a factorization)
+	vo  vecOps    // Apply's long-vector operations on the pattern's workers
 	ok  bool
 	// uNext: u is not computed yet for the current factors (the next Apply computes it).
 	uNext bool
@@ -92,30 +94,45 @@ func (g *GramLU) Apply(dst, x []float64) {
 		panic("sparse: GramLU.Apply length mismatch")
 	}
 	perm, y, conc := g.sym.perm, g.y, g.sym.conc
+	g.vo.workers = conc
 	_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
 		for k := lo; k < hi; k++ {
 			y[k] = x[perm[k]]
 		}
 		return nil
 	})
-	g.fac.u.solvePair(g.fac.l, y, 1) // (L U')^T z = x
 	if g.uNext {
 		// u = B'^{-T} e_r: (L U')^T u = U'^T L^T u = e_{n-1} in the factor's order. U'^T is
 		// lower triangular with last diagonal entry 1 (the replaced pivot), so its forward
-		// solve maps e_{n-1} to itself: u is one backward pass with L^T (half a solve).
-		clear(g.u)
-		g.u[n-1] = 1
-		g.fac.u.backwardAll(g.fac.l, g.u, 1)
-		g.uu = dot(g.u, g.u)
+		// solve maps e_{n-1} to itself: u is one backward pass with L^T, taken beside x's
+		// backward pass as a second right-hand side (one read of L^T for both).
+		g.fac.u.forwardHalf(y, 1)
+		if len(g.y2) < 2*n {
+			g.y2 = make([]float64, 2*n)
+		}
+		y2 := g.y2[:2*n]
+		_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
+			for k := lo; k < hi; k++ {
+				y2[2*k], y2[2*k+1] = y[k], 0
+			}
+			return nil
+		})
+		y2[2*n-1] = 1
+		g.fac.u.backwardAll(g.fac.l, y2, 2)
+		_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
+			for k := lo; k < hi; k++ {
+				y[k], g.u[k] = y2[2*k], y2[2*k+1]
+			}
+			return nil
+		})
+		g.uu = g.vo.dot(g.u, g.u)
 		g.uNext = false
+	} else {
+		g.fac.u.solvePair(g.fac.l, y, 1) // (L U')^T z = x
 	}
-	axpy(-dot(g.u, y)/g.uu, g.u, y)
+	g.vo.axpy(-g.vo.dot(g.u, y)/g.uu, g.u, y)
 	g.fac.l.solvePair(g.fac.u, y, 1) // L U' y = z
-	s := 0.0
-	for _, v := range y {
-		s += v
-	}
-	s /= float64(n)
+	s := g.vo.sum(y) / float64(n)
 	_ = parallel.For(context.Background(), n, conc, func(_ context.Context, _, lo, hi int) error {
 		for k := lo; k < hi; k++ {
 			dst[perm[k]] = y[k] - s

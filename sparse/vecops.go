@@ -14,6 +14,43 @@ type vecOps struct {
 	workers int
 	part    []float64 // per-chunk partial sums
 	coef    []float64 // orth's coefficients of the pass being subtracted
+	// consts[t] is the value of every entry of orth's basis vector t when that vector is
+	// constant, else NaN (vectors beyond len(consts) are not constant).
+	consts []float64
+}
+
+// setConsts records which of the leading basis vectors q are constant (see consts).
+func (o *vecOps) setConsts(q [][]float64) {
+	o.consts = o.consts[:0]
+	for _, v := range q {
+		c := math.NaN()
+		if len(v) > 0 {
+			c = v[0]
+			for _, x := range v {
+				if x != c {
+					c = math.NaN()
+					break
+				}
+			}
+		}
+		o.consts = append(o.consts, c)
+	}
+}
+
+// dotConst is dot(x, y) for x whose every entry is c: the same products and partial sums.
+func dotConst(c float64, y []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		s0 += c * y[i]
+		s1 += c * y[i+1]
+		s2 += c * y[i+2]
+		s3 += c * y[i+3]
+	}
+	for ; i < len(y); i++ {
+		s0 += c * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // vecChunk is the row chunk of vecOps: a chunk of the vector being orthogonalised stays in the
@@ -57,6 +94,24 @@ func (o *vecOps) dot(x, y []float64) float64 {
 	return s
 }
 
+// sum returns the sum of x's entries.
+func (o *vecOps) sum(x []float64) float64 {
+	n := len(x)
+	p := o.partials(n, 1)
+	o.each(n, func(c, lo, hi int) {
+		s := 0.0
+		for _, v := range x[lo:hi] {
+			s += v
+		}
+		p[c] = s
+	})
+	s := 0.0
+	for _, v := range p {
+		s += v
+	}
+	return s
+}
+
 // norm returns ||x||.
 func (o *vecOps) norm(x []float64) float64 { return math.Sqrt(o.dot(x, x)) }
 
@@ -82,6 +137,64 @@ func (o *vecOps) combine(dst [][]float64, V []float64, n, m int, coef func(q, t 
 			}
 		}
 	})
+}
+
+// combineNorms is combine that also returns ||dst[t]|| for every t, summed over the chunks as
+// norm sums them (the same bits as o.norm(dst[t]) afterwards, without its sweeps).
+func (o *vecOps) combineNorms(dst [][]float64, V []float64, n, m int, coef func(q, t int) float64) []float64 {
+	nt := len(dst)
+	p := o.partials(n, nt)
+	o.each(n, func(ch, lo, hi int) {
+		for t, dt := range dst {
+			d := dt[lo:hi]
+			clear(d)
+			for q := 0; q < m; q++ {
+				axpy(coef(q, t), V[q*n+lo:q*n+hi], d)
+			}
+			p[ch*nt+t] = dot(d, d)
+		}
+	})
+	norms := make([]float64, nt)
+	for ch := 0; ch < len(p)/max(nt, 1); ch++ {
+		for t := range norms {
+			norms[t] += p[ch*nt+t]
+		}
+	}
+	for t := range norms {
+		norms[t] = math.Sqrt(norms[t])
+	}
+	return norms
+}
+
+// residualNorm returns ||au - lambda u|| without storing the difference: the same bits as
+// o.axpy(-lambda, u, au) followed by o.norm(au), but au is left unchanged.
+func (o *vecOps) residualNorm(au, u []float64, lambda float64) float64 {
+	n := len(au)
+	a := -lambda
+	p := o.partials(n, 1)
+	o.each(n, func(c, lo, hi int) {
+		x, y := au[lo:hi], u[lo:hi]
+		y = y[:len(x)]
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= len(x); i += 4 {
+			d0, d1, d2, d3 := x[i]+a*y[i], x[i+1]+a*y[i+1], x[i+2]+a*y[i+2], x[i+3]+a*y[i+3]
+			s0 += d0 * d0
+			s1 += d1 * d1
+			s2 += d2 * d2
+			s3 += d3 * d3
+		}
+		for ; i < len(x); i++ {
+			d := x[i] + a*y[i]
+			s0 += d * d
+		}
+		p[c] = (s0 + s1) + (s2 + s3)
+	})
+	s := 0.0
+	for _, v := range p {
+		s += v
+	}
+	return math.Sqrt(s)
 }
 
 // mulVecs sets dst[t] = A x[t] for every t: in one call when A can (a multiVecMatrix), else
@@ -118,6 +231,13 @@ func (o *vecOps) mulVec(a SymMatrix, dst, x []float64) {
 // the basis rows it just read are still in cache. Reductions sum per-chunk partials in chunk
 // order, so the result has the same bits for any worker count. c has room for len(basis).
 func (o *vecOps) orth(v []float64, basis [][]float64, nq int, c []float64) {
+	o.orthNorm(v, basis, nq, c, -1)
+}
+
+// orthNorm is orth that also returns basis[ia] . v before the orthogonalisation (the first
+// pass's coefficient; 0 when ia < 0) and ||v|| after it, summed in the last sweep: the same
+// bits as o.dot(basis[ia], v) before orth and o.norm(v) after it, without their two sweeps.
+func (o *vecOps) orthNorm(v []float64, basis [][]float64, nq int, c []float64, ia int) (alpha, nrm float64) {
 	n, m := len(v), len(basis)
 	c = c[:m]
 	p := o.partials(n, m)
@@ -130,19 +250,36 @@ func (o *vecOps) orth(v []float64, basis [][]float64, nq int, c []float64) {
 			}
 		}
 	}
+	// A constant vector (the deflated null vector of M, usually) is not read: its entry
+	// stands in for it, with the same products and sums (the same bits).
+	cst := o.consts
 	dots := func(pc []float64, vc []float64, lo, hi int, bs [][]float64) {
 		for t, b := range bs {
+			if t < len(cst) && cst[t] == cst[t] {
+				pc[t] = dotConst(cst[t], vc)
+				continue
+			}
 			pc[t] = dot(b[lo:hi], vc)
 		}
 	}
 	sub := func(vc []float64, lo, hi int, bs [][]float64, cs []float64) {
 		for t, b := range bs {
+			if t < len(cst) && cst[t] == cst[t] {
+				p := -cs[t] * cst[t]
+				for i := range vc {
+					vc[i] += p
+				}
+				continue
+			}
 			axpy(-cs[t], b[lo:hi], vc)
 		}
 	}
 	// Pass 1: the projections.
 	o.each(n, func(ch, lo, hi int) { dots(p[ch*m:ch*m+m], v[lo:hi], lo, hi, basis) })
 	sum(c, m)
+	if ia >= 0 {
+		alpha = c[ia]
+	}
 	// Pass 1's subtraction with pass 2's projections.
 	if cap(o.coef) < m {
 		o.coef = make([]float64, m)
@@ -155,7 +292,8 @@ func (o *vecOps) orth(v []float64, basis [][]float64, nq int, c []float64) {
 		dots(p[ch*m:ch*m+m], vc, lo, hi, basis)
 	})
 	sum(c, m)
-	// Pass 2's subtraction with the last projections on the deflation vectors.
+	// Pass 2's subtraction with the last projections on the deflation vectors (or, without
+	// them, the squared norms of the finished chunks).
 	copy(c1, c)
 	q := basis[:nq]
 	p = p[:nch*max(nq, 1)]
@@ -164,11 +302,21 @@ func (o *vecOps) orth(v []float64, basis [][]float64, nq int, c []float64) {
 		sub(vc, lo, hi, basis, c1)
 		if nq > 0 {
 			dots(p[ch*nq:ch*nq+nq], vc, lo, hi, q)
+		} else {
+			p[ch] = dot(vc, vc)
 		}
 	})
-	if nq == 0 {
-		return
+	if nq > 0 {
+		sum(c[:nq], nq)
+		o.each(n, func(ch, lo, hi int) {
+			vc := v[lo:hi]
+			sub(vc, lo, hi, q, c[:nq])
+			p[ch] = dot(vc, vc)
+		})
 	}
-	sum(c[:nq], nq)
-	o.each(n, func(_, lo, hi int) { sub(v[lo:hi], lo, hi, q, c[:nq]) })
+	ss := 0.0
+	for _, v := range p[:nch] {
+		ss += v
+	}
+	return alpha, math.Sqrt(ss)
 }
