@@ -196,7 +196,7 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 	t0 := time.Now()
 	var res EigResult
 	n := e.a.N()
-	cfg, err := resolveOptions(n, opts)
+	cfg, err := resolveOptionsCached(n, opts, &e.lz.dc)
 	if err != nil {
 		return res, err
 	}
@@ -341,7 +341,64 @@ type eigConfig struct {
 	boundOnly        bool // tests: stop on the bound ||A - sigma I|| |beta y_m| / theta only
 }
 
-func resolveOptions(n int, o EigOptions) (eigConfig, error) {
+// deflCache keeps the last orthonormalised deflation basis with copies of the vectors it came
+// from, so that repeated solves with the same Deflate (every GLLE generation) skip the copy and
+// the sequential passes: one comparison of the vectors' bits replaces them.
+type deflCache struct {
+	src, out [][]float64
+}
+
+// get returns the cached basis when d holds exactly the vectors it was made from.
+func (c *deflCache) get(d [][]float64, workers int) ([][]float64, bool) {
+	if c == nil || len(d) == 0 || len(d) != len(c.src) {
+		return nil, false
+	}
+	for i, v := range d {
+		if len(v) != len(c.src[i]) || !sameBits(v, c.src[i], workers) {
+			return nil, false
+		}
+	}
+	return c.out, true
+}
+
+// put records the basis out made from d.
+func (c *deflCache) put(d, out [][]float64) {
+	if c == nil {
+		return
+	}
+	c.src = c.src[:0]
+	for _, v := range d {
+		c.src = append(c.src, append([]float64(nil), v...))
+	}
+	c.out = out
+}
+
+// sameBits reports whether x and y hold the same bits, comparing chunks on the workers.
+func sameBits(x, y []float64, workers int) bool {
+	o := vecOps{workers: workers}
+	n := len(x)
+	p := o.partials(n, 1)
+	o.each(n, func(c, lo, hi int) {
+		p[c] = 0
+		for i, v := range x[lo:hi] {
+			if math.Float64bits(v) != math.Float64bits(y[lo+i]) {
+				p[c] = 1
+				return
+			}
+		}
+	})
+	for _, v := range p {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func resolveOptions(n int, o EigOptions) (eigConfig, error) { return resolveOptionsCached(n, o, nil) }
+
+// resolveOptionsCached is resolveOptions reusing the deflation basis kept in dc (nil: none).
+func resolveOptionsCached(n int, o EigOptions, dc *deflCache) (eigConfig, error) {
 	c := eigConfig{nev: o.NEV, ncv: o.NCV, maxOps: o.MaxOps, tol: o.Tol, seed: o.Seed, start: o.Start,
 		workers: parallel.Workers(o.Workers), boundOnly: o.boundOnly}
 	if c.nev == 0 {
@@ -361,6 +418,15 @@ func resolveOptions(n int, o EigOptions) (eigConfig, error) {
 		if len(d) != n {
 			return c, fmt.Errorf("sparse: eigensolver options: deflation vector of length %d, want %d", len(d), n)
 		}
+	}
+	cached, hit := dc.get(o.Deflate, c.workers)
+	if hit {
+		c.defl = cached
+	}
+	for _, d := range o.Deflate {
+		if hit {
+			break
+		}
 		v := make([]float64, n)
 		copy(v, d)
 		for pass := 0; pass < 2; pass++ {
@@ -374,6 +440,9 @@ func resolveOptions(n int, o EigOptions) (eigConfig, error) {
 		}
 		scal(1/nv, v)
 		c.defl = append(c.defl, v)
+	}
+	if !hit && len(c.defl) > 0 {
+		dc.put(o.Deflate, c.defl)
 	}
 	for _, s := range o.Start {
 		if len(s) != n {

@@ -796,6 +796,53 @@ func TestVecOpsFused(t *testing.T) {
 	}
 }
 
+// TestDeflationCache checks that a repeated Deflate reuses the orthonormalised basis, that a
+// changed vector (same slice, other values) is orthonormalised anew, and that the cached basis
+// has the bits of a fresh one.
+func TestDeflationCache(t *testing.T) {
+	const n = vecParMin + 100
+	rng := rand.New(rand.NewPCG(41, 42))
+	d := [][]float64{randVec(rng, n), randVec(rng, n)}
+	var dc deflCache
+	first, err := resolveOptionsCached(n, EigOptions{Deflate: d}, &dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := resolveOptions(n, EigOptions{Deflate: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := resolveOptionsCached(n, EigOptions{Deflate: d}, &dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &again.defl[0][0] != &first.defl[0][0] {
+		t.Fatal("same deflation vectors: the cached basis was not reused")
+	}
+	for i := range fresh.defl {
+		if !sameBits(fresh.defl[i], again.defl[i], 1) {
+			t.Fatalf("cached deflation vector %d differs from a fresh one", i)
+		}
+	}
+	d[1][n/2] += 1 // the caller changes a vector in place
+	changed, err := resolveOptionsCached(n, EigOptions{Deflate: d}, &dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := resolveOptions(n, EigOptions{Deflate: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.defl {
+		if !sameBits(want.defl[i], changed.defl[i], 2) {
+			t.Fatalf("after a change: deflation vector %d is stale", i)
+		}
+	}
+	if sameBits(changed.defl[1], fresh.defl[1], 2) {
+		t.Fatal("after a change: the second deflation vector did not change")
+	}
+}
+
 // TestSmallestVectorBuffers checks EigOptions.Vectors: the eigenvectors land in the caller's
 // buffers (which may be the warm-start vectors) with the bits of a run without them.
 func TestSmallestVectorBuffers(t *testing.T) {

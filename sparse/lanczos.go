@@ -31,6 +31,7 @@ type Lanczos struct {
 	ops   vecOps      // parallel vector operations
 	rtmp  []float64   // restart scratch, one block per worker
 	au    [][]float64 // products A u of the Ritz vectors (true residuals), reused by every call
+	dc    deflCache   // the last orthonormalised deflation basis
 }
 
 // NewLanczos returns a Lanczos process for operators of order n; the basis is allocated on
@@ -52,7 +53,7 @@ func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma flo
 	if a.N() != l.n || op.N() != l.n {
 		panic("sparse: Lanczos.Solve: size mismatch")
 	}
-	cfg, err := resolveOptions(l.n, opts)
+	cfg, err := resolveOptionsCached(l.n, opts, &l.dc)
 	if err != nil {
 		return res, err
 	}
@@ -174,11 +175,17 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 		_, nx = orth(x, 0, -1)
 	}
 	if nx0 > 0 && nx > 1e-8*nx0 {
-		vo.scal(1/nx, x)
+		// scal into the basis directly (x is scratch from here on)
+		v0, f := col(0), 1/nx
+		vo.each(n, func(_, lo, hi int) {
+			for i, v := range x[lo:hi] {
+				v0[lo+i] = v * f
+			}
+		})
 	} else {
 		randomOrth(x, 0)
+		copy(col(0), x)
 	}
-	copy(col(0), x)
 
 	H := make([]float64, ncv*ncv)
 	hw := make([]float64, ncv*ncv)
