@@ -763,7 +763,7 @@ func TestVecOpsFused(t *testing.T) {
 				if got := fused.sum(x); got != want {
 					t.Fatalf("%s: sum %v, chunked %v", name, got, want)
 				}
-				// combineNorms against combine and norm.
+				// combine against whole-vector axpys and norm.
 				V := make([]float64, 0, m*n)
 				for _, b := range basis {
 					V = append(V, b...)
@@ -771,15 +771,19 @@ func TestVecOpsFused(t *testing.T) {
 				coef := func(q, t int) float64 { return float64(q+1) * float64(2*t-1) / 3 }
 				d1 := [][]float64{make([]float64, n), make([]float64, n)}
 				d2 := [][]float64{make([]float64, n), make([]float64, n)}
-				ref.combine(d1, V, n, m, coef)
-				norms := fused.combineNorms(d2, V, n, m, coef)
+				for tt, d := range d1 {
+					for q := 0; q < m; q++ {
+						axpy(coef(q, tt), V[q*n:(q+1)*n], d)
+					}
+				}
+				norms := fused.combine(d2, V, n, m, coef)
 				for tt := range d1 {
 					if want := ref.norm(d1[tt]); norms[tt] != want {
-						t.Fatalf("%s: combineNorms norm %d = %v, separate %v", name, tt, norms[tt], want)
+						t.Fatalf("%s: combine's norm %d = %v, separate %v", name, tt, norms[tt], want)
 					}
 					for i := range d1[tt] {
 						if d1[tt][i] != d2[tt][i] {
-							t.Fatalf("%s: combineNorms vector %d differs at %d", name, tt, i)
+							t.Fatalf("%s: combine's vector %d differs at %d", name, tt, i)
 						}
 					}
 				}

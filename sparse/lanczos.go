@@ -220,7 +220,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				u[t] = make([]float64, n)
 			}
 		}
-		norms := vo.combineNorms(u, V, n, m, func(q, t int) float64 { return hw[q*ncv+t] })
+		norms := vo.combine(u, V, n, m, func(q, t int) float64 { return hw[q*ncv+t] })
 		for t, ut := range u {
 			if nu := norms[t]; nu > 0 {
 				vo.scal(1/nu, ut)

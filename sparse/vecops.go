@@ -126,22 +126,10 @@ func (o *vecOps) scal(a float64, x []float64) {
 }
 
 // combine sets dst[t] = sum_q coef(q, t) V_q over the first m vectors, for every t, in one
-// sweep over the rows (each chunk of the basis is read once for all of dst).
-func (o *vecOps) combine(dst [][]float64, V []float64, n, m int, coef func(q, t int) float64) {
-	o.each(n, func(_, lo, hi int) {
-		for t, dt := range dst {
-			d := dt[lo:hi]
-			clear(d)
-			for q := 0; q < m; q++ {
-				axpy(coef(q, t), V[q*n+lo:q*n+hi], d)
-			}
-		}
-	})
-}
-
-// combineNorms is combine that also returns ||dst[t]|| for every t, summed over the chunks as
-// norm sums them (the same bits as o.norm(dst[t]) afterwards, without its sweeps).
-func (o *vecOps) combineNorms(dst [][]float64, V []float64, n, m int, coef func(q, t int) float64) []float64 {
+// sweep over the rows (each chunk of the basis is read once for all of dst), and returns
+// ||dst[t]|| summed over the chunks as norm sums them (the same bits as o.norm(dst[t])
+// afterwards, without its sweeps).
+func (o *vecOps) combine(dst [][]float64, V []float64, n, m int, coef func(q, t int) float64) []float64 {
 	nt := len(dst)
 	p := o.partials(n, nt)
 	o.each(n, func(ch, lo, hi int) {
