@@ -12,15 +12,15 @@ import (
 )
 
 // TestTrsmRLTMatchesDtrsm compares the panel kernel with gonum's Dtrsm on random triangles of
-// widths around the tile (8) and sum (4) blocks and up to TrsmMaxN, row counts that are and
-// are not multiples of 8, padded leading dimensions, and both diagonals; rows outside the n
+// widths around the transposition (8) and column (4) blocks and up to TrsmMaxN, row counts
+// around the tiles of 8, 16 and 24 rows, padded leading dimensions, and both diagonals; rows outside the n
 // columns must stay untouched.
 func TestTrsmRLTMatchesDtrsm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var ref gonum.Implementation
 	var ob openblas
 	for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 33, 96, TrsmMaxN} {
-		for _, m := range []int{1, 7, 8, 9, 17, 100} {
+		for _, m := range []int{1, 7, 8, 9, 16, 17, 24, 25, 33, 100} {
 			for _, unit := range []bool{false, true} {
 				ldl, ldb := n+3, n+2
 				l := make([]float64, n*ldl)
@@ -64,7 +64,7 @@ func TestTrsmRLTMatchesDtrsm(t *testing.T) {
 // share its call (the sparse factorization splits rows between workers).
 func TestTrsmRLTRowsIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	const n, m = 37, 29
+	const n, m = 37, 53
 	var ob openblas
 	l := make([]float64, n*n)
 	for i := 0; i < n; i++ {
@@ -79,7 +79,8 @@ func TestTrsmRLTRowsIndependent(t *testing.T) {
 	}
 	all := append([]float64(nil), b...)
 	ob.TrsmRLT(m, n, l, n, all, n, false)
-	for _, split := range []int{1, 5, 8, 13} {
+	// Splits that move rows between tiles of 8, 16 and 24 rows and their positions in them.
+	for _, split := range []int{1, 5, 8, 13, 16, 24, 30} {
 		parts := append([]float64(nil), b...)
 		ob.TrsmRLT(split, n, l, n, parts, n, false)
 		ob.TrsmRLT(m-split, n, l, n, parts[split*n:], n, false)
