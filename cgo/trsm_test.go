@@ -3,9 +3,12 @@
 package cgo
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"glle/kernels"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -13,8 +16,8 @@ import (
 
 // TestTrsmRLTMatchesDtrsm compares the panel kernel with gonum's Dtrsm on random triangles of
 // widths around the transposition (8) and column (4) blocks and up to TrsmMaxN, row counts
-// around the tiles of 8, 16 and 24 rows, padded leading dimensions, and both diagonals; rows outside the n
-// columns must stay untouched.
+// around the tiles of 8, 16 and 24 rows, padded leading dimensions, and both diagonals; the
+// entries outside the n columns must stay untouched.
 func TestTrsmRLTMatchesDtrsm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var ref gonum.Implementation
@@ -110,5 +113,41 @@ func TestTrsmRLTPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// BenchmarkTrsmRLT compares the panel kernel with the backend's Dtrsm on the shapes of the
+// factorizations' panel solves: narrow supernodes (mean row counts at n = 1M) and the 96-column
+// blocks of wide ones. Each operation restores b first (a copy of m x n entries), so that the
+// repeated solves neither grow nor decay into subnormal numbers.
+func BenchmarkTrsmRLT(b *testing.B) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, sh := range [][2]int{{33, 12}, {25, 16}, {60, 24}, {100, 48}, {1000, 96}} {
+		m, n := sh[0], sh[1]
+		l := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				l[i*n+j] = (rng.Float64() - 0.5) / float64(n)
+			}
+			l[i*n+i] = 1 + rng.Float64()
+		}
+		b0 := normals(rng, m*n)
+		x := make([]float64, m*n)
+		bl := kernels.Current().BLAS()
+		var ob openblas
+		for _, impl := range []string{"loop", "dtrsm"} {
+			b.Run(fmt.Sprintf("m=%d/n=%d/impl=%s", m, n, impl), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(x, b0)
+					if impl == "loop" {
+						ob.TrsmRLT(m, n, l, n, x, n, false)
+					} else {
+						bl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, m, n, 1, l, n, x, n)
+					}
+				}
+				b.ReportMetric(float64(m*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlop/s")
+			})
+		}
 	}
 }
