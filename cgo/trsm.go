@@ -14,7 +14,7 @@ package cgo
 
 // Eight rows of the right-hand side travel together as one vector per column.
 typedef double glle_v8d __attribute__((vector_size(64)));
-typedef long glle_v8l __attribute__((vector_size(64)));
+typedef long long glle_v8l __attribute__((vector_size(64)));
 
 #define GLLE_TRSM_MAXN 128
 
