@@ -225,14 +225,19 @@ type opFactory struct {
 func operators() []opFactory {
 	return []opFactory{
 		{"dense", func(t *testing.T, m CSRMatrix) Operator { return newDenseCholOp(m) }},
-		{"sparse", func(t *testing.T, m CSRMatrix) Operator {
-			op, err := NewShiftInvert(context.Background(), m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return op
-		}},
+		{"sparse", func(t *testing.T, m CSRMatrix) Operator { return shiftInvert(t, m) }},
 	}
+}
+
+// shiftInvert returns the sparse shift-invert operator of m (its ordering and symbolic
+// analysis done), failing tb when the analysis fails.
+func shiftInvert(tb testing.TB, m CSRMatrix) *ShiftInvert {
+	tb.Helper()
+	op, err := NewShiftInvert(context.Background(), m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return op
 }
 
 func TestSmallestDeflatedLLE(t *testing.T) {
@@ -268,11 +273,7 @@ func TestSmallestExactResidualStop(t *testing.T) {
 	pr := getLLE(t)
 	const nev = 2
 	m := pr.p.Matrix()
-	op, err := NewShiftInvert(context.Background(), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	es := NewEigensolver(m, op)
+	es := NewEigensolver(m, shiftInvert(t, m))
 	run := func(boundOnly bool) EigResult {
 		r, err := es.Smallest(context.Background(), EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}, boundOnly: boundOnly})
 		if err != nil {
@@ -530,11 +531,7 @@ func BenchmarkLanczos(b *testing.B) {
 			ones[i] = 1
 		}
 		m := p.Matrix()
-		op, err := NewShiftInvert(context.Background(), m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		es := NewEigensolver(m, op)
+		es := NewEigensolver(m, shiftInvert(b, m))
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			var res EigResult
@@ -853,11 +850,7 @@ func TestSmallestVectorBuffers(t *testing.T) {
 	pr := getLLE(t)
 	const nev = 2
 	m := pr.p.Matrix()
-	op, err := NewShiftInvert(context.Background(), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	es := NewEigensolver(m, op)
+	es := NewEigensolver(m, shiftInvert(t, m))
 	ctx := context.Background()
 	want, err := es.Smallest(ctx, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}})
 	if err != nil {
