@@ -107,6 +107,18 @@ type PanelSolver interface {
 	PanelMaxN() int
 }
 
+// PanelLUer is implemented by backends with a native kernel for the unpivoted LU of a sparse
+// LU factorization's diagonal blocks (and of whole narrow panels); the sparse package runs its Go
+// kernel otherwise.
+type PanelLUer interface {
+	// PanelLU factors columns [0, w) of the m-row panels pl (L) and pu (U^T), leading dimension
+	// lda, in place in Crout's order: rows [0, w) hold the diagonal block (L11 below its
+	// diagonal, U's pivots on it; U11^T in pu), rows [w, m) receive L21 and U12^T. It returns
+	// col = -1, or the first column whose pivot magnitude is below tol and that pivot. With
+	// last, the last column's pivot is returned as lastPivot and replaced by 1.
+	PanelLU(pl, pu []float64, m, lda, w int, tol float64, last bool) (col int, pivot, lastPivot float64)
+}
+
 // NarrowGemmer is implemented by backends with a native kernel for the small dense products of
 // the sparse factorizations' narrow supernodes, c = -a b^T with a short inner dimension; the
 // sparse package calls the BLAS's Dgemm otherwise (and for k above GemmMaxKNarrow).

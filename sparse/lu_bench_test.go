@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"glle/kernels"
 )
 
 // benchGramLU returns the GramLU operator of random sum-to-one weights (10% negative before
@@ -106,5 +108,43 @@ func checkGramLU(b *testing.B, bp *BPattern, g *GramLU) {
 	// ||M|| ||M^+|| eps is below ~1e-4 for these sizes.
 	if e := relErr(r, x); e > 1e-4 {
 		b.Fatalf("||M M^+ x - x|| / ||x|| = %g", e)
+	}
+}
+
+// BenchmarkLUBlock is the unpivoted LU of a diagonal block (and of a whole narrow panel, m > w):
+// the Go kernel against the backend's (kernels.PanelLUer; the purego build has none).
+func BenchmarkLUBlock(b *testing.B) {
+	for _, sh := range []struct{ m, w int }{{12, 12}, {24, 24}, {48, 48}, {96, 96}, {40, 4}} {
+		rng := rand.New(rand.NewPCG(uint64(sh.m), uint64(sh.w)))
+		pl0, pu0 := make([]float64, sh.m*sh.w), make([]float64, sh.m*sh.w)
+		for i := range pl0 {
+			pl0[i], pu0[i] = rng.Float64()-0.5, rng.Float64()-0.5
+		}
+		for i := 0; i < sh.w; i++ { // diagonally dominant: no pivot fails
+			pl0[i*sh.w+i], pu0[i*sh.w+i] = float64(sh.w), float64(sh.w)
+		}
+		pl, pu := make([]float64, len(pl0)), make([]float64, len(pu0))
+		f := &LUFactor{}
+		impls := []string{"go"}
+		if _, ok := kernels.Current().(kernels.PanelLUer); ok {
+			impls = append(impls, "backend")
+		}
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("m=%d/w=%d/impl=%s", sh.m, sh.w, impl), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					copy(pl, pl0)
+					copy(pu, pu0)
+					if impl == "go" {
+						f.luCroutGo(pl, pu, sh.m, sh.w, sh.w, 1e-12, false)
+					} else {
+						f.luBlock(pl, pu, sh.m, sh.w, sh.w, 1e-12, false)
+					}
+				}
+				// LU of the w x w block, 2/3 w^3, and the rows below it, 2 (m - w) w^2.
+				fl := 2*float64(sh.w*sh.w*sh.w)/3 + 2*float64((sh.m-sh.w)*sh.w*sh.w)
+				b.ReportMetric(fl*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlop/s")
+			})
+		}
 	}
 }

@@ -23,9 +23,9 @@ func (e *PivotError) Error() string {
 	return fmt.Sprintf("sparse: LU pivot %g at column %d is too small for a factorization without pivoting", e.Pivot, e.Column)
 }
 
-// luGoPanel: panels this narrow are factored entirely by the Go kernel (wider ones by blocks:
-// the Go kernel on each diagonal block, Dtrsm and Dgemm for the rest).
-const luGoPanel = smallPanel
+// luWholePanel: panels this narrow are factored entirely by luBlock (wider ones by blocks:
+// luBlock on each diagonal block, the panel solves and Dgemm for the rest).
+const luWholePanel = smallPanel
 
 // luPivotTol is the smallest pivot magnitude LUFactor accepts, relative to the largest
 // absolute entry of the matrix's diagonal: a smaller one would amplify rounding errors by
@@ -414,13 +414,13 @@ func extendUpdateRows(g []float64, w, mu int, gc []float64, rel, runs []int32, j
 // recorded in f.last and replaced by 1.
 func (f *LUFactor) panel(pl, pu []float64, m, w, st, nw int, last bool) (int, float64) {
 	tol := luPivotTol * f.diagMax
-	if w <= luGoPanel {
-		return f.luGo(pl, pu, m, w, w, tol, last)
+	if w <= luWholePanel {
+		return f.luBlock(pl, pu, m, w, w, tol, last)
 	}
 	for k0 := 0; k0 < w; k0 += panelBlock {
 		k1 := min(k0+panelBlock, w)
 		b := k1 - k0
-		if j, d := f.luGo(pl[k0*w+k0:], pu[k0*w+k0:], b, w, b, tol, last && k1 == w); j >= 0 {
+		if j, d := f.luBlock(pl[k0*w+k0:], pu[k0*w+k0:], b, w, b, tol, last && k1 == w); j >= 0 {
 			return k0 + j, d
 		}
 		if m > k1 {
@@ -444,17 +444,31 @@ func (f *LUFactor) panel(pl, pu []float64, m, w, st, nw int, last bool) (int, fl
 	return -1, 0
 }
 
-// luGo factors columns [0, w) of the m-row panels pl and pu (lda) with Crout's left-looking
-// order in Go, row-oriented like cholPanelGo: for each column j, the pivot
+// luBlock factors columns [0, w) of the m-row panels pl and pu (lda) in Crout's order, with the
+// backend's kernel when it has one (kernels.PanelLUer), else with luCroutGo. It returns (-1, 0)
+// or the first failing column and its pivot; with last, the last column's pivot is recorded in
+// f.last and replaced by 1.
+func (f *LUFactor) luBlock(pl, pu []float64, m, lda, w int, tol float64, last bool) (int, float64) {
+	if pk, ok := kernels.Current().(kernels.PanelLUer); ok {
+		j, d, lp := pk.PanelLU(pl, pu, m, lda, w, tol, last)
+		if last && j < 0 {
+			f.last = lp
+		}
+		return j, d
+	}
+	return f.luCroutGo(pl, pu, m, lda, w, tol, last)
+}
+
+// luCroutGo factors columns [0, w) of the m-row panels pl and pu (lda) with Crout's left-looking
+// order in Go (the purego build's kernel), row-oriented like cholPanelGo: for each column j, the pivot
 // d_j = a_jj - L[j][:j] . U[:j][j], then for each row i > j the entries
 // L[i][j] = (a_ij - L[i][:j] . U[:j][j]) / d_j and U[j][i] = a_ji - U[:j][i] . L[j][:j]; every
 // dot product reads row prefixes of the panels. Two rows are done together (four independent
 // dot products, each still summed in the order k = 0, 1, ...), and each later pivot's diagonal
 // entry is reduced by L[i][j] U[j][i] as soon as they are known, in the same order, so the
 // pivot needs no dot product of its own: the bits are those of the one-row-at-a-time loop.
-// It returns (-1, 0) or the first failing column and its pivot; with last, the last column's
-// pivot is recorded in f.last and replaced by 1.
-func (f *LUFactor) luGo(pl, pu []float64, m, lda, w int, tol float64, last bool) (int, float64) {
+// It returns as luBlock.
+func (f *LUFactor) luCroutGo(pl, pu []float64, m, lda, w int, tol float64, last bool) (int, float64) {
 	for j := 0; j < w; j++ {
 		lj := pl[j*lda : j*lda+j]
 		uj := pu[j*lda : j*lda+j]

@@ -127,7 +127,7 @@ func gramLU(t *testing.T, n, k int, nb []int32, w []float64, workers int) (*BPat
 
 func TestLUFactorRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	// Sizes around the Go-kernel, panel-block and solve-kernel edges (luGoPanel 4,
+	// Sizes around the Go-kernel, panel-block and solve-kernel edges (luWholePanel 4,
 	// panelBlock 96, solveBLASWidth 128) and dense-ish, as TestFactorRandom.
 	sizes := []struct{ n, deg int }{
 		{1, 0}, {2, 2}, {3, 2}, {4, 4}, {5, 4}, {8, 8}, {17, 6}, {50, 3}, {95, 94}, {96, 95}, {97, 96},
