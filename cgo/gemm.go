@@ -4,24 +4,17 @@ package cgo
 
 /*
 #cgo CFLAGS: -O3 -Wno-psabi
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GLLE_TCLONES_G __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define GLLE_TCLONES_G
-#endif
-
-typedef double glle_g8d __attribute__((vector_size(64)));
+#include "glle_simd.h"
 
 #define GLLE_GEMM_MAXK 32
 #define GLLE_GEMM_NB 64
 
 // glle_store4 stores minus four row vectors into rows of c (ldc), their first cols (<= 8
 // stored) entries.
-static inline void glle_store4(double *c0, int ldc, int cols, glle_g8d s0, glle_g8d s1,
-		glle_g8d s2, glle_g8d s3) {
+static inline void glle_store4(double *c0, int ldc, int cols, glle_v8d s0, glle_v8d s1,
+		glle_v8d s2, glle_v8d s3) {
 	if (cols >= 8) {
-		glle_g8d r;
+		glle_v8d r;
 		r = -s0; __builtin_memcpy(c0, &r, 64);
 		r = -s1; __builtin_memcpy(c0 + ldc, &r, 64);
 		r = -s2; __builtin_memcpy(c0 + 2 * (long)ldc, &r, 64);
@@ -41,7 +34,7 @@ static inline void glle_store4(double *c0, int ldc, int cols, glle_g8d s0, glle_
 // block of b is copied transposed into tiles of k x 8 (zero-padded); then each row of a, four
 // at a time, is accumulated against every tile, one vector per row and tile, the sum over p in
 // order p = 0, 1, ..., k-1.
-GLLE_TCLONES_G
+GLLE_CLONES_V4
 void glle_gemm_nt_neg(int m, int n, int k, const double *a, int lda, const double *b, int ldb,
 		double *c, int ldc) {
 	double bt[GLLE_GEMM_MAXK * GLLE_GEMM_NB] __attribute__((aligned(64)));
@@ -64,12 +57,12 @@ void glle_gemm_nt_neg(int m, int n, int k, const double *a, int lda, const doubl
 			int t = 0;
 			// Two tiles together: eight independent accumulators hide the FMA latency.
 			for (; t + 2 <= tiles; t += 2) {
-				const glle_g8d *tl = (const glle_g8d *)(bt + t * 8 * k);
-				const glle_g8d *tr = (const glle_g8d *)(bt + (t + 1) * 8 * k);
-				glle_g8d s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
-				glle_g8d r0 = s0, r1 = s0, r2 = s0, r3 = s0;
+				const glle_v8d *tl = (const glle_v8d *)(bt + t * 8 * k);
+				const glle_v8d *tr = (const glle_v8d *)(bt + (t + 1) * 8 * k);
+				glle_v8d s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
+				glle_v8d r0 = s0, r1 = s0, r2 = s0, r3 = s0;
 				for (int p = 0; p < k; p++) {
-					glle_g8d v = tl[p], u = tr[p];
+					glle_v8d v = tl[p], u = tr[p];
 					double x0 = a0[p], x1 = a1[p], x2 = a2[p], x3 = a3[p];
 					s0 += x0 * v;
 					r0 += x0 * u;
@@ -84,10 +77,10 @@ void glle_gemm_nt_neg(int m, int n, int k, const double *a, int lda, const doubl
 				glle_store4(c + (long)i * ldc + jb + 8 * t + 8, ldc, nb - 8 * t - 8, r0, r1, r2, r3);
 			}
 			for (; t < tiles; t++) {
-				const glle_g8d *tile = (const glle_g8d *)(bt + t * 8 * k);
-				glle_g8d s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
+				const glle_v8d *tile = (const glle_v8d *)(bt + t * 8 * k);
+				glle_v8d s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0;
 				for (int p = 0; p < k; p++) {
-					glle_g8d v = tile[p];
+					glle_v8d v = tile[p];
 					s0 += a0[p] * v;
 					s1 += a1[p] * v;
 					s2 += a2[p] * v;
@@ -99,8 +92,8 @@ void glle_gemm_nt_neg(int m, int n, int k, const double *a, int lda, const doubl
 		for (; i < m; i++) {
 			const double *a0 = a + (long)i * lda;
 			for (int t = 0; t < tiles; t++) {
-				const glle_g8d *tile = (const glle_g8d *)(bt + t * 8 * k);
-				glle_g8d s0 = {0, 0, 0, 0, 0, 0, 0, 0};
+				const glle_v8d *tile = (const glle_v8d *)(bt + t * 8 * k);
+				glle_v8d s0 = {0, 0, 0, 0, 0, 0, 0, 0};
 				for (int p = 0; p < k; p++) s0 += a0[p] * tile[p];
 				double *c0 = c + (long)i * ldc + jb + 8 * t;
 				int cols = nb - 8 * t < 8 ? nb - 8 * t : 8;

@@ -5,24 +5,10 @@ package cgo
 /*
 #cgo CFLAGS: -O3 -Wno-psabi
 #include <math.h>
-#include <string.h>
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GLLE_TCLONES_L __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define GLLE_TCLONES_L
-#endif
-
-typedef double glle_l4d __attribute__((vector_size(32)));
-
-static inline glle_l4d glle_lld4(const double *p) {
-	glle_l4d v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
+#include "glle_simd.h"
 
 // glle_lhsum returns the sum of v's lanes, in a fixed order.
-static inline double glle_lhsum(glle_l4d v) {
+static inline double glle_lhsum(glle_v4d v) {
 	return (v[0] + v[2]) + (v[1] + v[3]);
 }
 
@@ -43,7 +29,7 @@ typedef struct {
 // kernel's: the bits do, not the accuracy; eight-wide vectors were slower below 48 columns). It returns -1, or the first column whose pivot
 // magnitude is below tol (its pivot in .pivot); with last, the last column's computed pivot is
 // returned in .lastPivot and replaced by 1.
-GLLE_TCLONES_L
+GLLE_CLONES_V4
 glle_lu_result glle_lu_crout(double *pl, double *pu, int m, int lda, int w, double tol, int last) {
 	glle_lu_result res = {-1, 0, 0};
 	for (int j = 0; j < w; j++) {
@@ -67,13 +53,13 @@ glle_lu_result glle_lu_crout(double *pl, double *pu, int m, int lda, int w, doub
 			double *l1 = l0 + lda, *u1 = u0 + lda;
 			double s0 = 0, t0 = 0, s1 = 0, t1 = 0;
 			if (j4 > 0) {
-				glle_l4d a0 = {0}, b0 = {0}, a1 = {0}, b1 = {0};
+				glle_v4d a0 = {0}, b0 = {0}, a1 = {0}, b1 = {0};
 				for (int k = 0; k < j4; k += 4) {
-					const glle_l4d vu = glle_lld4(uj + k), vl = glle_lld4(lj + k);
-					a0 += glle_lld4(l0 + k) * vu;
-					b0 += glle_lld4(u0 + k) * vl;
-					a1 += glle_lld4(l1 + k) * vu;
-					b1 += glle_lld4(u1 + k) * vl;
+					const glle_v4d vu = glle_ld4(uj + k), vl = glle_ld4(lj + k);
+					a0 += glle_ld4(l0 + k) * vu;
+					b0 += glle_ld4(u0 + k) * vl;
+					a1 += glle_ld4(l1 + k) * vu;
+					b1 += glle_ld4(u1 + k) * vl;
 				}
 				s0 = glle_lhsum(a0), t0 = glle_lhsum(b0), s1 = glle_lhsum(a1), t1 = glle_lhsum(b1);
 			}
@@ -96,10 +82,10 @@ glle_lu_result glle_lu_crout(double *pl, double *pu, int m, int lda, int w, doub
 			double *l0 = pl + (long)i * lda, *u0 = pu + (long)i * lda;
 			double s0 = 0, t0 = 0;
 			if (j4 > 0) {
-				glle_l4d a0 = {0}, b0 = {0};
+				glle_v4d a0 = {0}, b0 = {0};
 				for (int k = 0; k < j4; k += 4) {
-					a0 += glle_lld4(l0 + k) * glle_lld4(uj + k);
-					b0 += glle_lld4(u0 + k) * glle_lld4(lj + k);
+					a0 += glle_ld4(l0 + k) * glle_ld4(uj + k);
+					b0 += glle_ld4(u0 + k) * glle_ld4(lj + k);
 				}
 				s0 = glle_lhsum(a0), t0 = glle_lhsum(b0);
 			}

@@ -6,22 +6,9 @@ package cgo
 #cgo CFLAGS: -O3 -Wno-psabi
 #include <stdint.h>
 #include <string.h>
+#include "glle_simd.h"
 
-// Both kernels are compiled twice, for x86-64-v3 (AVX2, FMA) and for the baseline; the
-// loader picks the clone the CPU supports.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GLLE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define GLLE_CLONES
-#endif
-
-typedef double glle_v4d __attribute__((vector_size(32)));
-
-static inline glle_v4d glle_ld4(const double *p) {
-	glle_v4d v;
-	memcpy(&v, p, sizeof v);
-	return v;
-}
+// The kernels are compiled for x86-64-v3 (AVX2, FMA) and for the baseline (GLLE_CLONES_V3).
 
 // glle_dot returns sum_j a[j] b[j] with eight partial sums.
 static inline double glle_dot(const double *a, const double *b, int n) {
@@ -139,7 +126,7 @@ static inline void glle_fwd_diag(const double *p, double *xc, int w) {
 	}
 }
 
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_forward(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t0, int t1,
 		const int32_t *split, const int64_t *recoff, double *recs) {
@@ -205,7 +192,7 @@ static inline void glle_bwd_diag(const double *p, double *restrict xc, const dou
 	}
 }
 
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_backward(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t0, int t1) {
 	double acc[GLLE_SPLIT_MAXW];
@@ -241,13 +228,13 @@ void glle_sn_backward(const double *lx, const int64_t *lxp, const int32_t *first
 // each part performs its share of glle_sn_forward's or glle_sn_backward's operations on a
 // supernode wider than GLLE_NARROW in the same order, so a split step has the whole step's bits.
 
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_fwd_diag(const double *lx, const int64_t *lxp, const int32_t *first, double *y, int t) {
 	const int c0 = first[t], w = first[t + 1] - c0;
 	glle_fwd_diag(lx + lxp[t], y + c0, w);
 }
 
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_fwd_rows(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t, int k0, int k1) {
 	const int c0 = first[t], w = first[t + 1] - c0;
@@ -260,7 +247,7 @@ void glle_sn_fwd_rows(const double *lx, const int64_t *lxp, const int32_t *first
 
 // glle_sn_bwd_high sets acc[0:w] to the sum over supernode t's below-rows [mu/2, mu) of
 // -y[rows[k]] times row k (glle_sn_backward's accumulator of a halved step).
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_bwd_high(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, double *acc, int t) {
 	const int c0 = first[t], w = first[t + 1] - c0;
@@ -273,7 +260,7 @@ void glle_sn_bwd_high(const double *lx, const int64_t *lxp, const int32_t *first
 }
 
 // glle_sn_bwd_low subtracts supernode t's below-rows [0, mu/2) from its columns.
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_bwd_low(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int t) {
 	const int c0 = first[t], w = first[t + 1] - c0;
@@ -286,7 +273,7 @@ void glle_sn_bwd_low(const double *lx, const int64_t *lxp, const int32_t *first,
 
 // glle_sn_bwd_fin adds acc to supernode t's columns and solves with its transposed diagonal
 // block.
-GLLE_CLONES
+GLLE_CLONES_V3
 void glle_sn_bwd_fin(const double *lx, const int64_t *lxp, const int32_t *first, double *y, const double *acc, int t) {
 	const int c0 = first[t], w = first[t + 1] - c0;
 	glle_bwd_diag(lx + lxp[t], y + c0, acc, w);

@@ -6,12 +6,7 @@ package cgo
 #cgo CFLAGS: -O3 -Wno-psabi
 #include <stdint.h>
 #include <string.h>
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GLLE_BCLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define GLLE_BCLONES
-#endif
+#include "glle_simd.h"
 #define GLLE_INLINE static inline __attribute__((always_inline))
 
 // Block triangular-solve steps for nrhs interleaved right-hand sides (y[i*nrhs + r]): one pass
@@ -152,7 +147,6 @@ GLLE_INLINE void glle_bbwd_node_##B(const double *p, int w, int mu, const int32_
 }
 
 typedef double glle_v2d __attribute__((vector_size(16)));
-typedef double glle_v4d __attribute__((vector_size(32)));
 GLLE_VEC_KERNELS(2, glle_v2d)
 GLLE_VEC_KERNELS(4, glle_v4d)
 
@@ -195,7 +189,7 @@ GLLE_INLINE void glle_bbwd_chunks(const double *p, int w, int mu, const int32_t 
 	}
 }
 
-GLLE_BCLONES
+GLLE_CLONES_V3
 void glle_sn_forward_block(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int nrhs, int t0, int t1,
 		const int32_t *split, const int64_t *recoff, double *recs) {
@@ -208,7 +202,7 @@ void glle_sn_forward_block(const double *lx, const int64_t *lxp, const int32_t *
 	}
 }
 
-GLLE_BCLONES
+GLLE_CLONES_V3
 void glle_sn_backward_block(const double *lx, const int64_t *lxp, const int32_t *first,
 		const int64_t *rowp, const int32_t *rowsAll, double *y, double *tv, int nrhs, int t0, int t1) {
 	for (int t = t1 - 1; t >= t0; t--) {

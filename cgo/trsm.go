@@ -5,15 +5,9 @@ package cgo
 /*
 #cgo CFLAGS: -O3 -Wno-psabi
 #include <string.h>
+#include "glle_simd.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GLLE_TCLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define GLLE_TCLONES
-#endif
-
-// Eight rows of the right-hand side travel together as one vector per column.
-typedef double glle_v8d __attribute__((vector_size(64)));
+// Eight rows of the right-hand side travel together as one vector (glle_v8d) per column.
 typedef long long glle_v8l __attribute__((vector_size(64)));
 
 #define GLLE_TRSM_MAXN 128
@@ -94,7 +88,7 @@ static inline __attribute__((always_inline)) void glle_trsm_tile(const int R, in
 // (8 x 8 blocks by shuffles), so that each step is a vector operation across the rows. Every
 // row's arithmetic is the same whatever tile it falls in (padding rows are zero), so splitting
 // the rows between calls does not change any result. n <= GLLE_TRSM_MAXN.
-GLLE_TCLONES
+GLLE_CLONES_V4
 void glle_trsm_rlt(int m, int n, const double *l, int ldl, double *b, int ldb, int unit) {
 	glle_v8d tile[GLLE_TRSM_MAXN * 3];
 	double inv[GLLE_TRSM_MAXN];
