@@ -91,13 +91,12 @@ func TestGemmNTNegRowsIndependent(t *testing.T) {
 }
 
 func TestGemmNTNegPanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r != "cgo: GemmNTNeg shape mismatch" {
-			t.Fatalf("panic %v, want the shape message", r)
-		}
-	}()
 	var ob openblas
-	ob.GemmNTNeg(2, 2, GemmMaxK+1, make([]float64, 100), GemmMaxK+1, make([]float64, 100), GemmMaxK+1, make([]float64, 4), 2)
+	if r := panicMessage(func() {
+		ob.GemmNTNeg(2, 2, GemmMaxK+1, make([]float64, 100), GemmMaxK+1, make([]float64, 100), GemmMaxK+1, make([]float64, 4), 2)
+	}); r != "cgo: GemmNTNeg shape mismatch" {
+		t.Fatalf("panic %q, want the shape message", r)
+	}
 }
 
 // BenchmarkGemmNTNeg compares the kernel with the backend's Dgemm on the shapes of the LU

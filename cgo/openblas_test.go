@@ -73,13 +73,10 @@ func TestRecordArgs(t *testing.T) {
 		{"recOff", split, recOff[:3], 6},
 		{"recs", split, recOff, 5}, // 3 rows x 2 right-hand sides need 6
 	} {
-		func() {
-			defer func() {
-				if r := recover(); r != "too short" {
-					t.Errorf("%s too short: recover() = %v, want the panic message", c.name, r)
-				}
-			}()
+		if r := panicMessage(func() {
 			recordArgs(c.split, c.recOff, make([]float64, c.recs), 3, 2, "too short")
-		}()
+		}); r != "too short" {
+			t.Errorf("%s too short: panic %q, want the panic message", c.name, r)
+		}
 	}
 }

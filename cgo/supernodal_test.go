@@ -204,14 +204,8 @@ func TestSupernodeSplitPanics(t *testing.T) {
 		{"low scratch", "too short", func() { ob.BackwardLow(wide, y, make([]float64, 10), 0) }},
 		{"finish acc", "too short", func() { ob.BackwardFinish(wide, y, make([]float64, 3), 0) }},
 	} {
-		func() {
-			defer func() {
-				r := recover()
-				if s, _ := r.(string); !strings.Contains(s, c.msg) {
-					t.Fatalf("%s: panic %v, want one containing %q", c.name, r, c.msg)
-				}
-			}()
-			c.fn()
-		}()
+		if r := panicMessage(c.fn); r == "" || !strings.Contains(r, c.msg) {
+			t.Fatalf("%s: panic %q, want one containing %q", c.name, r, c.msg)
+		}
 	}
 }

@@ -105,14 +105,9 @@ func TestTrsmRLTPanics(t *testing.T) {
 		"short": func() { ob.TrsmRLT(2, 3, make([]float64, 9), 3, make([]float64, 5), 3, false) },
 		"ldl":   func() { ob.TrsmRLT(1, 3, make([]float64, 9), 2, make([]float64, 3), 3, false) },
 	} {
-		func() {
-			defer func() {
-				if r := recover(); r != "cgo: TrsmRLT shape mismatch" {
-					t.Errorf("%s: recover() = %v", name, r)
-				}
-			}()
-			f()
-		}()
+		if r := panicMessage(f); r != "cgo: TrsmRLT shape mismatch" {
+			t.Errorf("%s: panic %q", name, r)
+		}
 	}
 }
 
