@@ -124,8 +124,8 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	// and the ordering's adjacency graph (transient, 4 bytes an off-diagonal entry; the rest of
 	// the analysis reads M's own pattern).
 	lower := (nnzM + N) / 2
-	// AMD adds its element lists (32 bytes a point).
-	e.Symbolic = 8*N + 4*4*N + 8*lower + 4*nnzM + 8*int64(math.Sqrt(float64(nnzL))*8) + 32*N
+	// The ordering adds its element lists and score buckets (48 bytes a point).
+	e.Symbolic = 8*N + 4*4*N + 8*lower + 4*nnzM + 8*int64(math.Sqrt(float64(nnzL))*8) + 48*N
 	// Factor: the supernodal panels and the update-matrix stacks (about a fifth of L for
 	// these orderings), the solve workspace.
 	e.L = 8*nnzL + 8*nnzL/5 + 8*N

@@ -41,7 +41,7 @@ const benchShift = -1e-10
 func BenchmarkAnalyze(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		m := benchKNN(n)
-		for _, o := range []Ordering{OrderingAMD, OrderingND, OrderingGeometricND} {
+		for _, o := range []Ordering{OrderingAMF, OrderingAMD, OrderingND, OrderingGeometricND} {
 			b.Run(fmt.Sprintf("n=%d/%v", n, o), func(b *testing.B) {
 				b.ReportAllocs()
 				var s *Symbolic
@@ -62,7 +62,7 @@ func BenchmarkAnalyze(b *testing.B) {
 func BenchmarkFactor(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		m := benchKNN(n)
-		for _, o := range []Ordering{OrderingAMD, OrderingND} {
+		for _, o := range []Ordering{OrderingAMF, OrderingAMD, OrderingND} {
 			s, err := Analyze(context.Background(), n, m.a.rowPtr, m.a.colIdx, SymbolicOptions{Ordering: o})
 			if err != nil {
 				b.Fatal(err)
@@ -121,7 +121,7 @@ func BenchmarkSolve(b *testing.B) {
 }
 
 // TestLargeKNN measures analyse/factor/solve on a kNN-like LLE matrix of GLLE_CHOL_N points
-// (e.g. 1000000); skipped unless the variable is set. GLLE_CHOL_ORDER picks amd, nd or geond.
+// (e.g. 1000000); skipped unless the variable is set. GLLE_CHOL_ORDER picks amd, amf, nd or geond.
 func TestLargeKNN(t *testing.T) {
 	ns := os.Getenv("GLLE_CHOL_N")
 	if ns == "" {
@@ -135,6 +135,8 @@ func TestLargeKNN(t *testing.T) {
 	switch os.Getenv("GLLE_CHOL_ORDER") {
 	case "amd":
 		ord = OrderingAMD
+	case "amf":
+		ord = OrderingAMF
 	case "geond":
 		ord = OrderingGeometricND
 	}

@@ -179,9 +179,10 @@ type SymbolicOptions struct {
 	// Helper, when not nil, is closed by the caller once it has a core to spare for the
 	// analysis (NewShiftInvert's caller, say, when it starts waiting for it). From then on
 	// the analysis runs parts of its work on a second goroutine: the elimination tree of the
-	// AMD ordering while AMD is still running (with OrderingAMD and Symmetric), and the first
-	// half of the assembly map beside the supernodes' row structures. The result is the same
-	// either way. Default nil: the analysis runs on one goroutine.
+	// ordering while the ordering is still running (with OrderingAMF or OrderingAMD and
+	// Symmetric), and the first half of the assembly map beside the supernodes' row
+	// structures. The result is the same either way. Default nil: the analysis runs on one
+	// goroutine.
 	Helper <-chan struct{}
 	// Workers is the number of goroutines of the numeric factorization and the solves; <= 0
 	// means runtime.GOMAXPROCS(0); at most scheduleWays are used. The results do not depend
@@ -237,7 +238,7 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	}
 	ord := opts.Ordering
 	if ord == OrderingDefault {
-		ord = OrderingAMD
+		ord = OrderingAMF
 	}
 	var p []int32
 	var tree *etreeFollower[I] // the elimination tree computed beside AMD (opts.Helper)
@@ -248,7 +249,7 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		for i := range p {
 			p[i] = int32(i)
 		}
-	case OrderingAMD:
+	case OrderingAMD, OrderingAMF:
 		// AMD uses g's adjacency array as its workspace. The analysis below reads the
 		// symmetric input pattern itself, or else a graph a spare goroutine builds again
 		// meanwhile (instead of AMD copying it first: the copy's first-touch page faults then
@@ -268,7 +269,11 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 			// Every return ends the follower (after finish this only waits for it).
 			defer tree.abandon()
 		}
-		if p, err = amdOrderCounts(ctx, g, p, prog, amdCC); err != nil {
+		rule := ruleDegree
+		if ord == OrderingAMF {
+			rule = ruleMeanFill
+		}
+		if p, err = amdOrderCounts(ctx, g, p, prog, amdCC, rule); err != nil {
 			return nil, err // a graph rebuild finishes on its own (buffered channel)
 		}
 		g = nil

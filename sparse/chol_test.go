@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-var allOrderings = []Ordering{OrderingDefault, OrderingNatural, OrderingAMD, OrderingND}
+var allOrderings = []Ordering{OrderingDefault, OrderingNatural, OrderingAMD, OrderingND, OrderingAMF}
 
 // residualTol bounds ||A x - b||_inf / (||A||_inf ||x||_inf): a backward-stable Cholesky gives
 // a small multiple of n * eps for these well-conditioned matrices.
@@ -151,7 +151,7 @@ func TestColumnCounts(t *testing.T) {
 	for trial := 0; trial < 20; trial++ {
 		n := 1 + rng.IntN(120) // small enough for the dense symbolic check
 		a := randomSPD(rng, n, rng.IntN(8), true)
-		for _, o := range []Ordering{OrderingNatural, OrderingAMD, OrderingND} {
+		for _, o := range []Ordering{OrderingNatural, OrderingAMD, OrderingND, OrderingAMF} {
 			// PrepareFactor also checks the factor size predicted from the column counts
 			// against the supernode structure (analyzePerm panics on a mismatch).
 			s, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{Ordering: o, PrepareFactor: true})
@@ -262,7 +262,7 @@ func TestSolveManyAndAlias(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	a := gridLaplacian(31, 23, true)
 	shift := -0.01 // makes the singular Laplacian SPD
-	for _, o := range []Ordering{OrderingAMD, OrderingND} {
+	for _, o := range []Ordering{OrderingAMD, OrderingND, OrderingAMF} {
 		_, f := factorOrFatal(t, a, SymbolicOptions{Ordering: o}, shift)
 		for _, nrhs := range []int{1, 2, 5, 16} {
 			b := randVec(rng, a.n*nrhs)

@@ -200,7 +200,7 @@ func TestMPatternGraphMatchesBuildGraph(t *testing.T) {
 		if err := p.Fill(ctx, randomWeights(rng, tc.n, tc.k), 2); err != nil {
 			t.Fatal(err)
 		}
-		for _, ord := range []Ordering{OrderingAMD, OrderingND} {
+		for _, ord := range []Ordering{OrderingAMF, OrderingAMD, OrderingND} {
 			opts := SymbolicOptions{Ordering: ord, Workers: 2, Symmetric: true}
 			a, err := NewShiftInvert(ctx, p.Matrix(), opts)
 			if err != nil {

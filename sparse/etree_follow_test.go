@@ -228,7 +228,7 @@ func TestAMDPublishesFinalPivots(t *testing.T) {
 	prog := newAMDProgress()
 	var snaps [][]int32
 	prog.seen = func(k int) { snaps = append(snaps, append([]int32(nil), full[:k]...)) }
-	final, err := amdOrderCounts(context.Background(), buildGraph(n, a.rowPtr, a.colIdx), perm, prog, nil)
+	final, err := amdOrderCounts(context.Background(), buildGraph(n, a.rowPtr, a.colIdx), perm, prog, nil, ruleMeanFill)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -458,7 +458,7 @@ func build(in, notes string) (string, error) {
 		w("| %s: >= %s points/s per core, 0 allocs | %s/s (purego %s/s), %.0f allocs/op (`%s`) | %s |\n", k.label, si(k.target), si(v), si(pv), allocs, name, met(v >= k.target && allocs == 0))
 	}
 	// OpenBLAS vs purego on the factorization.
-	for _, pre := range []string{"BenchmarkLUFactor/n=100000", "BenchmarkFactor/n=100000/amd", "BenchmarkFactor/n=100000/nd"} {
+	for _, pre := range []string{"BenchmarkLUFactor/n=100000", "BenchmarkFactor/n=100000/amf", "BenchmarkFactor/n=100000/amd", "BenchmarkFactor/n=100000/nd"} {
 		o, _, ok1 := ob.get(pre, "sec/op")
 		if !ok1 {
 			o, _, ok1 = ob.get(pre, "ns/op")
