@@ -83,7 +83,7 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		elVars = make([][]int32, n) // L_e: variables of element e (may hold stale entries)
 		elW    = make([]int, n)     // weight of the live variables of element e
 		key    = make([]int32, n)   // score bucket of variable i (scoreKey)
-		clq    = make([]int, n)     // scratch: largest |L_e \ i| over i's elements other than p
+		clq    = make([]int32, n)   // scratch: largest |L_e \ i| over i's elements other than p
 		ext    = make([]int, n)     // scratch: degree contributions outside L_p
 		hash   = make([]uint32, n)  // scratch: adjacency hash
 		wst    = make([]int, n)     // marks for w(e)
@@ -145,11 +145,11 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		head[k] = i
 	}
 	remove := func(i int32) {
-		d := key[i]
+		k := key[i]
 		if prev[i] >= 0 {
 			next[prev[i]] = next[i]
 		} else {
-			head[d] = next[i]
+			head[k] = next[i]
 		}
 		if next[i] >= 0 {
 			prev[next[i]] = prev[i]
@@ -303,7 +303,7 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 				h += uint32(v)
 			}
 			ext[i] = d
-			clq[i] = c
+			clq[i] = int32(c)
 			hash[i] = h
 		}
 
@@ -371,7 +371,7 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 			if b := nleft - int(vs[i].nv); d > b {
 				d = b
 			}
-			insert(i, score(i, d, max(wp-int(vs[i].nv), clq[i])))
+			insert(i, score(i, d, max(wp-int(vs[i].nv), int(clq[i]))))
 			mindeg = min(mindeg, key[i])
 			lp[k] = i
 			k++
