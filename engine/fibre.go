@@ -44,15 +44,7 @@ func fibreBasis(ws *work, dst []float64, p int) (r int, fallback bool) {
 	if d < k {
 		// d x d Gram Xc^T Xc: eigenvectors u_a give v_a = Xc u_a / sqrt(lambda_a).
 		c := ws.c[:d*d]
-		for a := 0; a < d; a++ {
-			for b := 0; b <= a; b++ {
-				s := 0.0
-				for j := 0; j < k; j++ {
-					s += z[j*d+a] * z[j*d+b]
-				}
-				c[a*d+b], c[b*d+a] = s, s
-			}
-		}
+		kernels.Scatter(c, z, k, d)
 		kernels.SymEigen(c, d, ws.e, ws.v)
 		r = rankOf(ws.e[:d])
 		if r == k-1 {

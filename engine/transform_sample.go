@@ -169,7 +169,7 @@ func newSampleScratch(k, d, p int) *sampleScratch {
 func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr []int32, a, sx2, sy2 float64) bool {
 	ws, w := s.ws, s.w
 	k, d, p := m.K, m.D, m.Dim
-	zero, _ := lleWeights(ws, w, m.st.x, d, xi, nbr, m.Reg, m.RegMode) // leaves G in ws.g, offsets in ws.z
+	zero, _ := lleWeights(ws, w, m.st.x, d, xi, nbr, m.Reg, m.RegMode) // leaves the offsets in ws.z
 	switch m.Method {
 	case EM:
 		if zero {

@@ -53,22 +53,36 @@ func ridge(tr, reg float64, mode RegMode) float64 {
 }
 
 // lleWeights writes w_i of paper Eq. (9), w = (G + R I)^{-1} 1 / (1^T (G + R I)^{-1} 1), for
-// the point xi into dst (length k). G_i (Eq. (8)) is left in ws.g and the offsets in ws.z. It reports
-// whether the Gram matrix was zero (all neighbours at the point itself) and whether the
-// ridged Gram matrix needed extra regularization to be factored.
+// the point xi into dst (length k), leaving the offsets Z (k x d) in ws.z. It reports whether
+// the Gram matrix was zero (all neighbours at the point itself) and whether the ridged matrix
+// needed extra regularization to be factored.
+//
+// With G = Z Z^T (Eq. (8)) of rank at most d, the Woodbury identity gives
+//
+//	(Z Z^T + R I_k)^{-1} 1 = (1 - Z (Z^T Z + R I_d)^{-1} Z^T 1) / R,
+//
+// so for d < k the weights come from a d x d system instead of a k x k one (the factor 1/R
+// cancels in the normalization). tr(Z^T Z) = tr(G), so the ridge R is the same.
 func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr []int32, reg float64, mode RegMode) (zeroGram, extra bool) {
 	k := ws.k
 	kernels.NeighborOffsets(ws.z, x, d, xi, nbr)
-	kernels.Gram(ws.g, ws.z, k, d)
-	tr := kernels.Trace(ws.g, k)
+	n := k // order of the ridged system
+	a := ws.a
+	if d < k {
+		n = d
+		kernels.Scatter(ws.c, ws.z, k, d)
+		copy(a, ws.c[:d*d])
+	} else {
+		kernels.Gram(a, ws.z, k, d)
+	}
+	tr := kernels.Trace(a, n)
 	r := ridge(tr, reg, mode)
 	zeroGram = tr == 0
 	for attempt := 0; ; attempt++ {
-		copy(ws.a, ws.g[:k*k])
-		for j := 0; j < k; j++ {
-			ws.a[j*k+j] += r
+		for j := 0; j < n; j++ {
+			a[j*n+j] += r
 		}
-		if kernels.Cholesky(ws.a, k) {
+		if kernels.Cholesky(a, n) {
 			break
 		}
 		// Only an absolute ridge far below the Gram matrix's scale gets here: grow it
@@ -78,17 +92,44 @@ func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr [
 		if attempt > 40 {
 			panic("engine: ridged Gram matrix cannot be factored")
 		}
+		if d < k {
+			copy(a, ws.c[:d*d])
+		} else {
+			kernels.Gram(a, ws.z, k, d)
+		}
 	}
-	for j := range dst[:k] {
-		dst[j] = 1
+	w := dst[:k]
+	if d < k {
+		u := ws.x1[:d] // (Z^T Z + R I)^{-1} Z^T 1
+		for c := range u {
+			u[c] = 0
+		}
+		z := ws.z[:k*d]
+		for j := 0; j < k; j++ {
+			for c, v := range z[j*d : j*d+d] {
+				u[c] += v
+			}
+		}
+		kernels.CholSolve(a, d, u)
+		for j := range w {
+			s := 1.0
+			for c, v := range z[j*d : j*d+d] {
+				s -= v * u[c]
+			}
+			w[j] = s
+		}
+	} else {
+		for j := range w {
+			w[j] = 1
+		}
+		kernels.CholSolve(a, k, w)
 	}
-	kernels.CholSolve(ws.a, k, dst[:k])
 	s := 0.0
-	for _, v := range dst[:k] {
+	for _, v := range w {
 		s += v
 	}
-	for j := range dst[:k] {
-		dst[j] /= s
+	for j := range w {
+		w[j] /= s
 	}
 	return zeroGram, extra
 }

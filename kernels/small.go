@@ -136,6 +136,48 @@ func gram3(g, z []float64, k int) {
 	mirrorLower(g, k)
 }
 
+// Scatter writes S = Z^T Z (d x d, full symmetric) for Z k x d row-major: the d x d companion
+// of Gram, with the same nonzero eigenvalues. Each entry sums its k products in the order
+// j = 0, 1, ..., k-1.
+func Scatter(s []float64, z []float64, k, d int) {
+	if len(s) < d*d || len(z) < k*d {
+		panic("kernels: scatter shape mismatch")
+	}
+	if d == 3 {
+		scatter3(s, z, k)
+		return
+	}
+	for a := 0; a < d; a++ {
+		for b := 0; b <= a; b++ {
+			t := 0.0
+			for j := 0; j < k; j++ {
+				t += z[j*d+a] * z[j*d+b]
+			}
+			s[a*d+b], s[b*d+a] = t, t
+		}
+	}
+}
+
+// scatter3 is Scatter for d = 3: the six entries of the lower triangle accumulate in
+// registers over one pass through Z, in the same order as the general loop.
+func scatter3(s, z []float64, k int) {
+	z = z[:3*k]
+	var s00, s10, s11, s20, s21, s22 float64
+	for j := 0; j < k; j++ {
+		r := (*[3]float64)(z[3*j:])
+		s00 += r[0] * r[0]
+		s10 += r[1] * r[0]
+		s11 += r[1] * r[1]
+		s20 += r[2] * r[0]
+		s21 += r[2] * r[1]
+		s22 += r[2] * r[2]
+	}
+	s = s[:9]
+	s[0], s[1], s[2] = s00, s10, s20
+	s[3], s[4], s[5] = s10, s11, s21
+	s[6], s[7], s[8] = s20, s21, s22
+}
+
 // mirrorLower copies the strict lower triangle of the k x k matrix g onto its upper triangle.
 func mirrorLower(g []float64, k int) {
 	for a := 1; a < k; a++ {

@@ -354,6 +354,38 @@ func TestGramSmallD(t *testing.T) {
 	}
 }
 
+// TestScatterSmallD checks Scatter's d = 3 path and its general loop against the definition
+// S[a][b] = sum_j z[j][a] z[j][b], summed in increasing j: both perform the same products and
+// additions in that order, so the entries must be equal bit for bit (no tolerance).
+func TestScatterSmallD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 10))
+	for d := 1; d <= 5; d++ {
+		for k := 1; k <= 13; k++ {
+			z := make([]float64, k*d)
+			for i := range z {
+				z[i] = rng.NormFloat64()
+			}
+			s := make([]float64, d*d+1)
+			s[d*d] = 42 // beyond the d x d block: untouched
+			Scatter(s, z, k, d)
+			for a := 0; a < d; a++ {
+				for b := 0; b < d; b++ {
+					want := 0.0
+					for j := 0; j < k; j++ {
+						want += z[j*d+a] * z[j*d+b]
+					}
+					if s[a*d+b] != want {
+						t.Fatalf("d=%d k=%d: S[%d][%d] = %v, want %v", d, k, a, b, s[a*d+b], want)
+					}
+				}
+			}
+			if s[d*d] != 42 {
+				t.Fatalf("d=%d k=%d: Scatter wrote past d x d", d, k)
+			}
+		}
+	}
+}
+
 // TestRestrictScratchTooShort checks the constant panic message for scratch of length k*k
 // (the length before Restrict needed k more).
 func TestRestrictScratchTooShort(t *testing.T) {
