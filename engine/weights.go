@@ -66,19 +66,20 @@ func ridge(tr, reg float64, mode RegMode) float64 {
 func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr []int32, reg float64, mode RegMode) (zeroGram, extra bool) {
 	k := ws.k
 	kernels.NeighborOffsets(ws.z, x, d, xi, nbr)
-	n := k // order of the ridged system
-	a := ws.a
+	// The unridged matrix: Z^T Z (d x d) in ws.c, or G (k x k) in ws.g.
+	n, src := k, ws.g[:k*k]
 	if d < k {
-		n = d
-		kernels.Scatter(ws.c, ws.z, k, d)
-		copy(a, ws.c[:d*d])
+		n, src = d, ws.c[:d*d]
+		kernels.Scatter(src, ws.z, k, d)
 	} else {
-		kernels.Gram(a, ws.z, k, d)
+		kernels.Gram(src, ws.z, k, d)
 	}
-	tr := kernels.Trace(a, n)
+	tr := kernels.Trace(src, n)
 	r := ridge(tr, reg, mode)
 	zeroGram = tr == 0
+	a := ws.a[:n*n]
 	for attempt := 0; ; attempt++ {
+		copy(a, src)
 		for j := 0; j < n; j++ {
 			a[j*n+j] += r
 		}
@@ -91,11 +92,6 @@ func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr [
 		r = math.Max(r*10, float64(k)*1e-15*math.Max(tr, 1e-300))
 		if attempt > 40 {
 			panic("engine: ridged Gram matrix cannot be factored")
-		}
-		if d < k {
-			copy(a, ws.c[:d*d])
-		} else {
-			kernels.Gram(a, ws.z, k, d)
 		}
 	}
 	w := dst[:k]

@@ -321,11 +321,12 @@ func TestCholeskySmallBlockEdges(t *testing.T) {
 	}
 }
 
-// TestGramSmallD checks Gram's unrolled paths (d = 2, 3) and its general loop against the
-// definition G[a][b] = sum_c z[a][c] z[b][c], summed in increasing c: every path performs the
-// same products and additions in that order, so the entries must be equal bit for bit (no
-// tolerance), at odd and even k (the unrolled paths take rows two at a time).
-func TestGramSmallD(t *testing.T) {
+// TestGramScatterSmallD checks Gram's unrolled paths (d = 2, 3), Scatter's (d = 3) and their
+// general loops against the definitions G[a][b] = sum_c z[a][c] z[b][c] (summed in increasing c)
+// and S[a][b] = sum_j z[j][a] z[j][b] (summed in increasing j): every path performs the same
+// products and additions in that order, so the entries must be equal bit for bit (no
+// tolerance), at odd and even k (Gram's unrolled paths take rows two at a time).
+func TestGramScatterSmallD(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
 	for d := 1; d <= 5; d++ {
 		for k := 1; k <= 13; k++ {
@@ -333,54 +334,33 @@ func TestGramSmallD(t *testing.T) {
 			for i := range z {
 				z[i] = rng.NormFloat64()
 			}
-			g := make([]float64, k*k+1)
-			g[k*k] = 42 // beyond the k x k block: untouched
-			Gram(g, z, k, d)
-			for a := 0; a < k; a++ {
-				for b := 0; b < k; b++ {
-					want := 0.0
-					for c := 0; c < d; c++ {
-						want += z[a*d+c] * z[b*d+c]
-					}
-					if g[a*k+b] != want {
-						t.Fatalf("d=%d k=%d: G[%d][%d] = %v, want %v", d, k, a, b, g[a*k+b], want)
-					}
-				}
-			}
-			if g[k*k] != 42 {
-				t.Fatalf("d=%d k=%d: Gram wrote past k x k", d, k)
-			}
-		}
-	}
-}
-
-// TestScatterSmallD checks Scatter's d = 3 path and its general loop against the definition
-// S[a][b] = sum_j z[j][a] z[j][b], summed in increasing j: both perform the same products and
-// additions in that order, so the entries must be equal bit for bit (no tolerance).
-func TestScatterSmallD(t *testing.T) {
-	rng := rand.New(rand.NewPCG(6, 10))
-	for d := 1; d <= 5; d++ {
-		for k := 1; k <= 13; k++ {
-			z := make([]float64, k*d)
-			for i := range z {
-				z[i] = rng.NormFloat64()
-			}
-			s := make([]float64, d*d+1)
-			s[d*d] = 42 // beyond the d x d block: untouched
-			Scatter(s, z, k, d)
-			for a := 0; a < d; a++ {
-				for b := 0; b < d; b++ {
-					want := 0.0
-					for j := 0; j < k; j++ {
-						want += z[j*d+a] * z[j*d+b]
-					}
-					if s[a*d+b] != want {
-						t.Fatalf("d=%d k=%d: S[%d][%d] = %v, want %v", d, k, a, b, s[a*d+b], want)
+			for _, c := range []struct {
+				name  string
+				m     int                 // the product's order
+				prod  func(dst []float64) // the kernel
+				inner int                 // the length of each sum
+				at    func(a, b, q int) float64
+			}{
+				{"Gram", k, func(g []float64) { Gram(g, z, k, d) }, d, func(a, b, q int) float64 { return z[a*d+q] * z[b*d+q] }},
+				{"Scatter", d, func(s []float64) { Scatter(s, z, k, d) }, k, func(a, b, q int) float64 { return z[q*d+a] * z[q*d+b] }},
+			} {
+				out := make([]float64, c.m*c.m+1)
+				out[c.m*c.m] = 42 // beyond the m x m block: untouched
+				c.prod(out)
+				for a := 0; a < c.m; a++ {
+					for b := 0; b < c.m; b++ {
+						want := 0.0
+						for q := 0; q < c.inner; q++ {
+							want += c.at(a, b, q)
+						}
+						if out[a*c.m+b] != want {
+							t.Fatalf("%s d=%d k=%d: entry [%d][%d] = %v, want %v", c.name, d, k, a, b, out[a*c.m+b], want)
+						}
 					}
 				}
-			}
-			if s[d*d] != 42 {
-				t.Fatalf("d=%d k=%d: Scatter wrote past d x d", d, k)
+				if out[c.m*c.m] != 42 {
+					t.Fatalf("%s d=%d k=%d: wrote past %d x %d", c.name, d, k, c.m, c.m)
+				}
 			}
 		}
 	}
