@@ -11,14 +11,14 @@ import (
 )
 
 // fitDirect computes the default direct-sampling model (math notes, Section 4): the paper's
-// objective ||x_i - X_i w||^2 + ||y_i - Y_i w||^2 (Eq. (34)) read in local offsets as a Gaussian
+// objective ||x_i - X_i w||^2 + ||y_i - Y_i w||^2 (Eq. (32)) read in local offsets as a Gaussian
 // likelihood with one noise variance per space, each estimated by maximum likelihood from the
 // LLE fit, and LLE's ridge as prior precision:
 //
 //	s_x^2 = sum_i ||Z_i w_i^LLE||^2 / (n d),   s_y^2 = sum_i ||V_i w_i^LLE||^2 / (n p),
 //	A_i = G_i / s_x^2 + V_i^T V_i / s_y^2 + (R_i / s_x^2) I,
 //	Gamma_i = Q (Q^T A_i Q)^{-1} Q^T  (N(0, A_i^{-1}) conditioned on 1^T w = 0),
-//	w_i ~ N(w_i^LLE, a Gamma_i)  (the relaxed mean of Eq. (37)).
+//	w_i ~ N(w_i^LLE, a Gamma_i)  (the relaxed mean of Eq. (36)).
 //
 // Q is the fixed orthonormal basis of 1-perp (kernels.Perp); the packed Cholesky factor L_i of
 // Q^T A_i Q is stored, and a draw is w_i^LLE + sqrt(a) Q L_i^{-T} xi: a deterministic function of

@@ -76,10 +76,10 @@ func (c *embedCache) shift() float64 {
 const denseMaxN = 20000
 
 // embed returns the linear embedding of weights w (Section V): the Dim eigenvectors of
-// M = (I - W)^T (I - W) (Eq. (43)) with smallest eigenvalues above the trivial one. When the
+// M = (I - W)^T (I - W) (Eq. (39)) with smallest eigenvalues above the trivial one. When the
 // weights sum to one, the constant vector is M's exact null vector and is deflated; otherwise
 // (EMPaper) the Dim+1 smallest are computed and the smallest dropped, as the paper does.
-// Eigenvectors have unit norm (or norm sqrt(n), (1/n) Y^T Y = I, Eq. (38), with PaperScaling)
+// Eigenvectors have unit norm (or norm sqrt(n), (1/n) Y^T Y = I, Eq. (37), with PaperScaling)
 // and their sign makes the entry of largest magnitude positive.
 func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, prog func(Progress), rep *Report) (*mat.Dense, []float64, EigenReport, error) {
 	c.mu.Lock()
@@ -190,7 +190,7 @@ func fixSigns(v []float64, n, p, workers int) {
 	})
 }
 
-// mulM computes dst = M v = (I - W)^T (I - W) v for one vector (Eq. (43)); u is scratch (n).
+// mulM computes dst = M v = (I - W)^T (I - W) v for one vector (Eq. (39)); u is scratch (n).
 func mulM(dst, v, u []float64, k int, nbr []int32, w []float64) {
 	n := len(v)
 	for i := 0; i < n; i++ {

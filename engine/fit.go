@@ -360,7 +360,7 @@ func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool)
 }
 
 // fitEM runs Alg. 1 for the fibre model: the E-step posterior is N(w_i^LLE, sigma_i Pi_i)
-// (its mean does not depend on sigma_i), and the M-step (the paper's Eq. (31) structure on the
+// (its mean does not depend on sigma_i), and the M-step (the paper's Eq. (29) structure on the
 // (k-1)-dimensional sum-to-one plane) is
 //
 //	sigma_i <- (||w_i^LLE - 1/k||^2 + sigma_i tr(Pi_i)) / (k - 1),  tr(Pi_i) = k - 1 - r_i,

@@ -24,10 +24,10 @@ type Model struct {
 	// [i*K, (i+1)*K), sorted by distance, self excluded).
 	Neighbors []int32
 	// Weights holds the mean reconstruction weights aligned with Neighbors: the LLE weights
-	// (LLE, EM, Direct, DirectPaper) or E[w_i] of Eq. (25) (EMPaper).
+	// (LLE, EM, Direct, DirectPaper) or E[w_i] of Eq. (21) (EMPaper).
 	Weights []float64
 	// Sigma holds sigma_i of Omega_i = sigma_i I for the EM methods (nil otherwise), exactly
-	// as the method computes it: for EMPaper the raw Eq. (31) value, negative as it may be.
+	// as the method computes it: for EMPaper the raw Eq. (29) value, negative as it may be.
 	Sigma []float64
 	// Embedding is the base embedding (N x Dim): the linear embedding of the mean weights.
 	Embedding *mat.Dense

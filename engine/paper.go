@@ -75,14 +75,14 @@ func rankRcond(s []float64) int {
 	return r
 }
 
-// fitEMPaper runs Alg. 1 exactly as printed, with Omega_i = sigma_i I (Eq. (30)) initialised to
+// fitEMPaper runs Alg. 1 exactly as printed, with Omega_i = sigma_i I (Eq. (27)) initialised to
 // I. With the thin SVD X_i = U S V^T:
 //
-//	E[w_i]        = X_i^T (X_i X_i^T)^+ (x_i - mu) = V S^{-1} U^T (x_i - mu)       Eq. (25)
-//	Sigma_{w|x}   = sigma_i (I - V V^T)                                            Eq. (26)
-//	S_1           = (1/n) sum_i [c c^T - 2 X_i E[w_i] c^T + X_i Sigma_{w|x} X_i^T]    Eq. (28), c = x_i - mu
-//	tr S_2        = (1/n) sum_i sigma_i (k - r_i)                                  Eq. (29)
-//	sigma_i       = (tr((X_i X_i^T)^+ S_1) + tr S_2) / (d + k)                     Eq. (31)
+//	E[w_i]        = X_i^T (X_i X_i^T)^+ (x_i - mu) = V S^{-1} U^T (x_i - mu)       Eq. (21)
+//	Sigma_{w|x}   = sigma_i (I - V V^T)                                            Eq. (22)
+//	S_1           = (1/n) sum_i [c c^T - 2 X_i E[w_i] c^T + X_i Sigma_{w|x} X_i^T]    Eq. (24), c = x_i - mu
+//	tr S_2        = (1/n) sum_i sigma_i (k - r_i)                                  Eq. (25)
+//	sigma_i       = (tr((X_i X_i^T)^+ S_1) + tr S_2) / (d + k)                     Eq. (29)
 //
 // E[w_i] does not depend on sigma_i, and X_i Sigma_{w|x} X_i^T = sigma_i X_i (I - V V^T) X_i^T
 // vanishes (it only holds singular values below the pseudo-inverse cutoff), so S_1 is computed
@@ -235,7 +235,7 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 const singularRcond = 1e-12
 
 // directPaperPoint computes the eigendecomposition of A_i = X_i^T X_i + Y_i^T Y_i + ridge I
-// (Eq. (36), raw coordinates) into ws.e (descending) and ws.v, and reports whether A_i without
+// (Eq. (35), raw coordinates) into ws.e (descending) and ws.v, and reports whether A_i without
 // the ridge is singular.
 func directPaperPoint(ws *work, x []float64, d int, y []float64, p int, nbr []int32, ridge float64) (singular bool) {
 	k := ws.k
@@ -259,7 +259,7 @@ func directPaperPoint(ws *work, x []float64, d int, y []float64, p int, nbr []in
 }
 
 // fitDirectPaper computes the factors of Alg. 2 as printed: Gamma_i = (X_i^T X_i + Y_i^T Y_i)^{-1}
-// (Eq. (36)) and w_i ~ N(w_i^LLE, Gamma_i) (Eq. (37)), Y the LLE embedding. Draws use the
+// (Eq. (35)) and w_i ~ N(w_i^LLE, Gamma_i) (Eq. (36)), Y the LLE embedding. Draws use the
 // symmetric square root Gamma_i^{1/2} = U D^{-1/2} U^T.
 func (m *Model) fitDirectPaper(ctx context.Context, s Settings, prog func(Progress)) error {
 	n, d, k, p := m.N, m.D, m.K, m.Dim
@@ -320,7 +320,7 @@ func symSqrtInv(dst, e, v []float64, k int) {
 }
 
 // gammaFromEigen writes U diag(1/e) U^T (k x k) for eigenvalues e and eigenvectors v (columns):
-// Gamma_i of Eq. (36) from directPaperPoint's decomposition.
+// Gamma_i of Eq. (35) from directPaperPoint's decomposition.
 func gammaFromEigen(dst, e, v []float64, k int) {
 	for a := 0; a < k; a++ {
 		for b := 0; b <= a; b++ {

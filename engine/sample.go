@@ -238,7 +238,7 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 }
 
 // Gamma writes point i's weight covariance Gamma_i (K x K, row-major) into dst for the direct
-// methods: Q (Q^T A_i Q)^{-1} Q^T for Direct, (X_i^T X_i + Y_i^T Y_i + ridge I)^{-1} (Eq. (36))
+// methods: Q (Q^T A_i Q)^{-1} Q^T for Direct, (X_i^T X_i + Y_i^T Y_i + ridge I)^{-1} (Eq. (35))
 // for DirectPaper. It returns false, leaving dst alone, for the other methods.
 func (m *Model) Gamma(i int, dst []float64) bool {
 	k := m.K

@@ -19,11 +19,11 @@ const (
 	// w_i ~ N(w_i^LLE, Gamma_i), Gamma_i the sum-to-one conditioned inverse of
 	// G_i/s_x^2 + V_i^T V_i/s_y^2 + (R_i/s_x^2) I.
 	Direct
-	// EMPaper is Alg. 1 exactly as printed (Eqs. (25)-(33)): raw neighbour coordinates, the
+	// EMPaper is Alg. 1 exactly as printed (Eqs. (21)-(31)): raw neighbour coordinates, the
 	// global mean, Omega_i = sigma_i I initialised to I, a fixed number of iterations. Its sigma_i
 	// come out negative; draws use |sigma_i| (what the authors' code effectively does).
 	EMPaper
-	// DirectPaper is Alg. 2 exactly as printed: Gamma_i = (X_i^T X_i + Y_i^T Y_i)^{-1} (Eq. (36))
+	// DirectPaper is Alg. 2 exactly as printed: Gamma_i = (X_i^T X_i + Y_i^T Y_i)^{-1} (Eq. (35))
 	// with raw coordinates. Singular matrices are an error unless Settings.DirectRidge > 0.
 	DirectPaper
 )
@@ -76,7 +76,7 @@ type Scaling int
 const (
 	// UnitNorm (default): unit-norm eigenvectors, as scikit-learn and the authors' code return.
 	UnitNorm Scaling = iota
-	// PaperScaling: (1/n) Y^T Y = I, the constraint of Eq. (38), i.e. eigenvectors times sqrt(n).
+	// PaperScaling: (1/n) Y^T Y = I, the constraint of Eq. (37), i.e. eigenvectors times sqrt(n).
 	PaperScaling
 )
 
@@ -91,7 +91,7 @@ const (
 	// whose weights sum to one, it factors B = I - W (LU without pivoting, on the pattern of
 	// B + B^T) and applies M^+ = B^+ B^{+T} on the complement of the constant vector; the paper
 	// modes, and any weights for which B needs pivoting, use the Cholesky factor of
-	// M - sigma I (Eq. (43)).
+	// M - sigma I (Eq. (39)).
 	SolverSparse
 	// SolverDense: dense Cholesky of M - sigma I with block inverse iteration; O(n^3), n <= 5000.
 	SolverDense

@@ -200,7 +200,7 @@ const sparseTol = 1e-10
 // the dense solver.
 const denseFallbackN = 3000
 
-// solve computes the nev smallest eigenpairs of M = (I - W)^T (I - W) (Eq. (43)) for weights w
+// solve computes the nev smallest eigenpairs of M = (I - W)^T (I - W) (Eq. (39)) for weights w
 // with Lanczos: over the LU factor of B = I - W at shift 0 (GramLU) when the weights sum to one
 // (luPath), else, or when B needs pivoting, over a sparse Cholesky factor of M - sigma I.
 func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate bool, warm []float64, wp int, prog func(Progress), rep *Report) ([]float64, []float64, EigenReport, error) {

@@ -39,11 +39,11 @@ func (m *Model) TransformSample(ctx context.Context, Xnew *mat.Dense, seed uint6
 //     recomputed from the model's weights in the engine's internal units, so a restored model
 //     draws the same) and the offsets V of the neighbours' base embeddings from
 //     y = sum_j w^LLE_j y_j.
-//   - DirectPaper: Gamma = (X^T X + Y^T Y + ridge I)^{-1} of Eq. (36) with the raw neighbour
+//   - DirectPaper: Gamma = (X^T X + Y^T Y + ridge I)^{-1} of Eq. (35) with the raw neighbour
 //     coordinates and their base embeddings (a singular matrix without the model's explicit
 //     ridge is a *DegenerateError, as in the fit).
 //   - EMPaper: N(w^LLE, a |sigma| (I - V V^T)) with V the right singular vectors of the raw
-//     neighbour matrix (Eq. (26)); Eq. (31)'s sigma needs fit-wide sums the model does not
+//     neighbour matrix (Eq. (22)); Eq. (29)'s sigma needs fit-wide sums the model does not
 //     keep, so sigma is the mean |sigma_j| of the K training neighbours.
 //
 // Draws come from kernels.NewStream(seed, generation, N + i) for row i of Xnew: a key space

@@ -10,7 +10,7 @@ import (
 )
 
 // BPattern is the sparsity pattern of B + B^T for B = I - W, the matrix whose Gram matrix is
-// M = B^T B (paper Eq. (43)), with the points relabelled in the breadth-first order of
+// M = B^T B (paper Eq. (39)), with the points relabelled in the breadth-first order of
 // NewMPatternLocal (the same relabelling, so vectors map the same way). Row a holds a itself,
 // its neighbours N(a) and the points that have a as a neighbour, sorted: on a kNN graph about
 // 12 entries per row against M's 30, so its fill under a Cholesky-type elimination is several

@@ -12,7 +12,7 @@ import (
 	"glle/parallel"
 )
 
-// MPattern is the sparsity pattern of M = (I - W)^T (I - W) (paper Eq. (43)) for a fixed
+// MPattern is the sparsity pattern of M = (I - W)^T (I - W) (paper Eq. (39)) for a fixed
 // neighbour graph, together with one value slice that Fill overwrites for any weights.
 //
 // Row i of I - W is v_i = e_i - w_i, supported on S_i = {i} ∪ N(i) (N(i) the k neighbours of i).
@@ -51,7 +51,7 @@ type MPattern struct {
 	components int
 }
 
-// NewMPattern computes the CSR pattern of M = (I - W)^T (I - W) (paper Eq. (43)) from the
+// NewMPattern computes the CSR pattern of M = (I - W)^T (I - W) (paper Eq. (39)) from the
 // neighbour graph nbr (n*k entries, row i = the k neighbours of point i: in [0, n), self
 // excluded, distinct; the kNN graph may be asymmetric). The pattern keeps a reference to nbr,
 // which must not change afterwards. Values are zero until Fill is called. workers <= 0 means
@@ -400,7 +400,7 @@ func (p *MPattern) ensureScratch(workers int) {
 	}
 }
 
-// Fill computes the values of M = (I - W)^T (I - W) (paper Eq. (43)) for the weights w (n*k,
+// Fill computes the values of M = (I - W)^T (I - W) (paper Eq. (39)) for the weights w (n*k,
 // aligned with the neighbour graph: W[i, nbr[i*k+j]] = w[i*k+j]) into the pattern's own value
 // slice, overwriting the previous values. Row a of M is accumulated as
 // sum_{i ∈ {a} ∪ R(a), ascending i} v_i[a] v_i, v_i = e_i - w_i the rows of I - W, so the
@@ -730,7 +730,7 @@ func (a CSRMatrix) NormInf() float64 {
 }
 
 // AssembleW builds W in CSR form with sorted column indices: W[i, nbr[i*k+j]] = w[i*k+j]
-// (paper Eq. (43) uses I - W). The arrays are new. nbr must satisfy the NewMPattern rules
+// (paper Eq. (39) uses I - W). The arrays are new. nbr must satisfy the NewMPattern rules
 // (checked).
 func AssembleW(n, k int, nbr []int32, w []float64) (*bsparse.CSR, error) {
 	if err := checkGraph(n, k, nbr); err != nil {

@@ -37,7 +37,7 @@ func randomWeights(rng *rand.Rand, n, k int) []float64 {
 	return w
 }
 
-// denseM builds M = (I - W)^T (I - W) naively (paper Eq. (43)).
+// denseM builds M = (I - W)^T (I - W) naively (paper Eq. (39)).
 func denseM(n, k int, nbr []int32, w []float64) *mat.Dense {
 	iw := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {
