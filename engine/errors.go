@@ -14,10 +14,10 @@ func (e *InputError) Error() string { return e.Msg }
 func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprintf(format, a...)} }
 
 // DegenerateError reports geometry the chosen method cannot handle: all points identical,
-// singular direct-sampling matrices, a disconnected neighbourhood graph.
+// singular direct-sampling matrices, a disconnected neighbourhood graph, zero temperatures.
 type DegenerateError struct {
 	// Kind names the problem: "identical-points", "singular-gamma", "disconnected-graph",
-	// "zero-gram", "nonfinite".
+	// "zero-gram", "nonfinite", "exact-reconstruction".
 	Kind string
 	// Count is the number of points (or components for "disconnected-graph") affected.
 	Count int

@@ -67,8 +67,12 @@ type Report struct {
 	// FallbackPoints counts points whose fibre was a single point (r_i = k-1) and that use
 	// the local-PCA fallback (EM).
 	FallbackPoints int `json:"fallback_points,omitempty"`
-	// RegularizedPoints counts points whose direct-sampling matrix was singular and got the
-	// explicit ridge (DirectPaper), or whose Gram matrix was zero (all methods).
+	// RegularizedPoints counts, for LLE, EM and Direct, the points whose ridged Gram matrix
+	// G_i + R_i I could not be factored, so that R_i was grown (see RegAbsolute), plus for
+	// Direct the points whose precision matrix Gamma_i^{-1} factored only after a jitter. For
+	// DirectPaper it counts instead (replacing the LLE count) the points whose
+	// X_i^T X_i + Y_i^T Y_i is singular, which the explicit ridge DirectRidge makes
+	// invertible. Always 0 for EMPaper. A zero Gram matrix is a "zero-gram" *DegenerateError.
 	RegularizedPoints int `json:"regularized_points,omitempty"`
 	// DuplicatePoints counts points with at least one coincident neighbour (duplicated rows);
 	// the ridge handles them as long as fewer than k+1 rows coincide.
@@ -113,8 +117,10 @@ type EigenReport struct {
 	// (empty when it was not).
 	LUFallback string    `json:"lu_fallback,omitempty"`
 	Values     []float64 `json:"values"`
-	Iterations int       `json:"iterations"`
-	OpApplies  int       `json:"op_applies"`
+	// Iterations counts the thick restarts of Lanczos over all shifts ("sparse"), or the
+	// block inverse iterations ("dense"; "dense-full" keeps the count it gave up at).
+	Iterations int `json:"iterations"`
+	OpApplies  int `json:"op_applies"`
 	// Factorizations counts the numeric factorizations (one per shift tried).
 	Factorizations int `json:"factorizations"`
 	// Shifts lists every shift factored, in order (failed attempts included).

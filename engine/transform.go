@@ -16,7 +16,9 @@ import (
 // (Eq. (9), the model's ridge) on its K nearest training points and the same combination of
 // their base embeddings. A new point that coincides with a training point (distance 0) gets that
 // point's embedding, so Transform(X) reproduces the fit's embedding of X (a point's own
-// reconstruction from its neighbours is not the point's embedding).
+// reconstruction from its neighbours is not the point's embedding). With duplicate rows in X
+// this is not exact: every copy gets the embedding of the lowest-index copy, which the other
+// copies' embeddings equal only to the eigensolver's accuracy.
 func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, error) {
 	if Xnew == nil || Xnew.IsEmpty() {
 		return nil, inputErr("no points to transform: pass at least one row")

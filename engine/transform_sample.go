@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -81,11 +80,13 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 	if m.Method == Direct {
 		sx2, sy2 = m.st.sx2, m.st.sy2
 	}
-	var singular atomic.Int64
-	first := atomic.Int64{}
-	first.Store(-1)
-	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
+	// Per-worker counts and first singular rows: the ranges are contiguous and ascending in
+	// the worker index, so the error's example is the lowest row for every worker count.
+	part := make([]int, parallel.Workers(m.st.workers))
+	first := make([]int, len(part))
+	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
+		first[w] = -1
 		for i := lo; i < hi; i++ {
 			if (i-lo)&1023 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -100,9 +101,10 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 			}
 			st := kernels.NewStream(seed, generation, m.N+i)
 			if !m.drawNew(s, &st, xq[i*d:(i+1)*d], nbr, a, sx2, sy2) {
-				if singular.Add(1) == 1 {
-					first.Store(int64(i))
+				if part[w] == 0 {
+					first[w] = i
 				}
+				part[w]++
 				continue
 			}
 			for j, nb := range nbr {
@@ -116,9 +118,16 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 	if err != nil {
 		return nil, err
 	}
-	if nb := singular.Load(); nb > 0 {
-		return nil, &DegenerateError{Kind: "singular-gamma", Count: int(nb), Example: int(first.Load()),
-			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, first.Load())}
+	nb, ex := 0, -1
+	for w, c := range part {
+		if c > 0 && ex < 0 {
+			ex = first[w]
+		}
+		nb += c
+	}
+	if nb > 0 {
+		return nil, &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
+			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, ex)}
 	}
 	return mat.NewDense(q, p, out), nil
 }

@@ -180,3 +180,58 @@ func TestTransformSampleErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTransformSampleSingularExample checks that DirectPaper's singular-matrix error names the
+// lowest singular row whatever the worker count. A twin pair far from a generic cloud in R^20
+// (d + p >= k, so the fit needs no ridge) is no cloud point's neighbour, but new points next
+// to it have both twins as neighbours: identical rows make X^T X + Y^T Y singular.
+func TestTransformSampleSingularExample(t *testing.T) {
+	ctx := context.Background()
+	const n, d, q = 200, 20, 2000
+	r := rand.New(rand.NewPCG(4, 9))
+	X := mat.NewDense(n, d, nil)
+	for i := 0; i < n-2; i++ {
+		for c := 0; c < d; c++ {
+			X.Set(i, c, r.NormFloat64())
+		}
+	}
+	for c := 0; c < d; c++ {
+		X.Set(n-2, c, 10)
+		X.Set(n-1, c, 10)
+	}
+	Xnew := mat.NewDense(q, d, nil)
+	bad := []int{q/2 - 1, q / 2, q - 7} // rows near the twins; Workers = 2 splits at row q/2
+	for i := 0; i < q; i++ {
+		for c := 0; c < d; c++ {
+			Xnew.Set(i, c, r.NormFloat64())
+		}
+	}
+	for _, i := range bad {
+		for c := 0; c < d; c++ {
+			Xnew.Set(i, c, 10+0.1*r.NormFloat64())
+		}
+	}
+	m, err := engine.Fit(ctx, X, engine.Settings{Method: engine.DirectPaper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, w := range []int{1, 2} {
+		mw, err := engine.Restore(ctx, m.Saved(), w, engine.SolverAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = mw.TransformSample(ctx, Xnew, 1, 0, 1)
+		var de *engine.DegenerateError
+		if !errors.As(err, &de) || de.Kind != "singular-gamma" {
+			t.Fatalf("workers %d: %v, want a singular-gamma *DegenerateError", w, err)
+		}
+		if de.Count != len(bad) || de.Example != bad[0] {
+			t.Errorf("workers %d: count %d, example %d, want %d and %d", w, de.Count, de.Example, len(bad), bad[0])
+		}
+		msgs = append(msgs, de.Msg)
+	}
+	if msgs[0] != msgs[1] {
+		t.Errorf("the message depends on the worker count:\n%s\n%s", msgs[0], msgs[1])
+	}
+}
