@@ -113,6 +113,17 @@ func forPoints(ctx context.Context, n, k, d, workers int, fn pointFunc) error {
 	})
 }
 
+// CheckFit returns the error Fit would return for an n x d data matrix and settings s before
+// it reads the data: invalid settings, or a predicted peak memory (EstimateMemory) above the
+// limit of s.MaxMemory. Callers that generate or load large data can call it first.
+func CheckFit(n, d int, s Settings) error {
+	s = s.withDefaults()
+	if err := s.validate(n, d); err != nil {
+		return err
+	}
+	return checkMemory(estimateMemory(n, d, s.K, s.Dim, s.Method, s.Solver, -1, -1), memoryLimit(s))
+}
+
 func (s Settings) validate(n, d int) error {
 	switch {
 	case s.Method < LLE || s.Method > DirectPaper:
@@ -121,12 +132,14 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("k = %d: the number of neighbours must be at least 1", s.K)
 	case n <= s.K:
 		return inputErr("n = %d points but k = %d neighbours: need n > k (use a smaller k or more points)", n, s.K)
+	case n > math.MaxInt32:
+		return inputErr("n = %d points: at most %d (neighbour indices are 32-bit): fit a subsample and Transform the rest", n, math.MaxInt32)
 	case s.Dim < 1:
 		return inputErr("dim = %d: the embedding dimension must be at least 1", s.Dim)
 	case s.Dim >= d:
 		return inputErr("dim = %d but the data has only d = %d columns: need dim < d", s.Dim, d)
 	case s.Dim >= n-1:
-		return inputErr("dim = %d needs more than %d points", s.Dim, s.Dim+1)
+		return inputErr("dim = %d needs more than %d points: use more points or a smaller dim", s.Dim, s.Dim+1)
 	case !(s.Reg > 0) || math.IsInf(s.Reg, 0):
 		return inputErr("reg = %v: the regularization must be a positive finite number", s.Reg)
 	case s.EMIters < 1:
@@ -163,7 +176,7 @@ func checkData(x []float64, n, d int) error {
 		}
 	}
 	return &DegenerateError{Kind: "identical-points", Count: n, Example: 0,
-		Msg: fmt.Sprintf("all %d points are identical: there is no geometry to embed", n)}
+		Msg: fmt.Sprintf("all %d points are identical: there is no geometry to embed; check that the right file and columns were read", n)}
 }
 
 // Fit computes the neighbourhood graph, the weight model of s.Method and the base embedding of X
@@ -175,14 +188,11 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	}
 	n, d := X.Dims()
 	s = s.withDefaults()
-	if err := s.validate(n, d); err != nil {
+	if err := CheckFit(n, d, s); err != nil {
 		return nil, err
 	}
 	memEst := estimateMemory(n, d, s.K, s.Dim, s.Method, s.Solver, -1, -1)
 	memLimit := memoryLimit(s)
-	if err := checkMemory(memEst, memLimit); err != nil {
-		return nil, err
-	}
 	workers := parallel.Workers(s.Workers)
 	x := mat.DenseCopyOf(X)
 	raw := x.RawMatrix().Data

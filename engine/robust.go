@@ -51,6 +51,11 @@ func maxRawMagnitude(d, k int) float64 {
 	return math.Sqrt(math.MaxFloat64/float64(4*d*(k+1))) / 4
 }
 
+// minRawExponent: the methods that work on raw coordinates refuse data whose largest
+// magnitude is below 2^minRawExponent, where squares of differences (2^-1000 and below) leave
+// the normal range and distinct points start to look identical.
+const minRawExponent = -500
+
 // prepareScale returns the data the fit works on: for scale-invariant settings, x rescaled
 // exactly by 2^-e so that max|x| is in [0.5, 1) (e is stored in the model; Transform applies the
 // same factor to new points); otherwise x itself after checking that its magnitudes can be
@@ -61,6 +66,10 @@ func prepareScale(x []float64, n, d int, s Settings) ([]float64, int, error) {
 		return ldexpAll(x, e), e, nil
 	}
 	lim := maxRawMagnitude(d, s.K)
+	if e := scaleExponent(x); e != 0 && e < minRawExponent {
+		return nil, 0, inputErr("the data's largest value is about 2^%d, too small for method %s with %s ridge (squared distances underflow float64 below 2^%d): multiply the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
+			e, s.Method, regModeText(s.RegMode), 2*minRawExponent)
+	}
 	for i, v := range x {
 		if math.Abs(v) > lim {
 			return nil, 0, inputErr("the value %g at row %d, column %d is too large for method %s with %s ridge (its squared distances overflow float64, limit %.3g): divide the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
@@ -102,16 +111,15 @@ func checkNeighbourhoods(dist []float64, n, k int) (dups int, err error) {
 }
 
 // scaleQuery rescales new points by the model's factor; it fails when a rescaled value is
-// no longer finite (a point far outside the training data's range).
+// beyond maxRawMagnitude, where squared distances to the training points overflow (a point
+// far outside the training data's range).
 func (m *Model) scaleQuery(xq []float64, d int) ([]float64, error) {
 	e := m.st.scaleExp
-	if e == 0 {
-		return xq, nil
-	}
 	out := ldexpAll(xq, e)
+	lim := maxRawMagnitude(d, m.K) // the training data lie within it (prepareScale)
 	for i, v := range out {
-		if math.IsInf(v, 0) {
-			return nil, inputErr("new point %d has the value %g in column %d, beyond the range of the training data (max |x| about 2^%d): it cannot be embedded", i/d, xq[i], i%d, e)
+		if math.Abs(v) > lim {
+			return nil, inputErr("new point %d has the value %g in column %d, so far beyond the training data (max |x| about 2^%d) that its squared distances overflow float64: remove the point or bring it into the training data's range", i/d, xq[i], i%d, e)
 		}
 	}
 	return out, nil

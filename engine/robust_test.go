@@ -264,13 +264,40 @@ func TestExtremeScales(t *testing.T) {
 	if r.st.scaleExp != m.st.scaleExp || r.st.scaleExp == 0 {
 		t.Errorf("restored scale exponent %d, fitted %d", r.st.scaleExp, m.st.scaleExp)
 	}
-	// Raw-coordinate methods: a clear error instead of overflow.
+	// New points so far out that their squared distances overflow: an input error from
+	// Transform and TransformSample, for every ridge mode and method (this panicked before).
+	for _, s := range []Settings{settingsFor(LLE), settingsFor(EM), settingsFor(EMPaper), {RegMode: RegAbsolute}} {
+		m := mustFit(t, X, s)
+		for _, v := range []float64{1e155, 1e160, -1e300} {
+			far := mat.NewDense(2, 3, []float64{1, 2, 3, v, v, v})
+			_, err := m.Transform(context.Background(), far)
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "new point 1") || !strings.Contains(ie.Msg, "overflow") {
+				t.Errorf("%v/%v: Transform of a point at %g: %v", s.Method, s.RegMode, v, err)
+			}
+			if s.Method.Generative() {
+				_, err = m.TransformSample(context.Background(), far, 1, 0, 1)
+				if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "overflow") {
+					t.Errorf("%v: TransformSample of a point at %g: %v", s.Method, v, err)
+				}
+			}
+		}
+	}
+	// Raw-coordinate methods: a clear error instead of overflow, or of underflow (which made
+	// distinct points look identical); 2^-499 is still accepted.
 	for _, s := range []Settings{settingsFor(EMPaper), settingsFor(DirectPaper), {RegMode: RegAbsolute}} {
 		_, err := Fit(context.Background(), scaled(X, 1e160), s)
 		var ie *InputError
 		if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "too large") || !strings.Contains(ie.Msg, "reg-mode trace") {
 			t.Errorf("%v/%v at 1e160: %v", s.Method, s.RegMode, err)
 		}
+		_, err = Fit(context.Background(), scaled(X, 1e-200), s)
+		if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "too small") || !strings.Contains(ie.Msg, "reg-mode trace") {
+			t.Errorf("%v/%v at 1e-200: %v", s.Method, s.RegMode, err)
+		}
+	}
+	if _, err := Fit(context.Background(), scaled(X, math.Ldexp(1, -499-5)), Settings{RegMode: RegAbsolute}); err != nil {
+		t.Errorf("absolute ridge at max |x| about 2^-499: %v", err) // max |x| < 21 = 0.66 * 2^5, so 2^-504 gives exponent -499
 	}
 }
 

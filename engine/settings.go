@@ -66,7 +66,9 @@ type RegMode int
 const (
 	// RegTrace (default): R_i = Reg * tr(G_i), or Reg when tr(G_i) = 0 (scikit-learn's convention).
 	RegTrace RegMode = iota
-	// RegAbsolute: R_i = Reg (the authors' code, Reg = 1e-7).
+	// RegAbsolute: R_i = Reg (the authors' code, Reg = 1e-7). When G_i + R_i I cannot be
+	// factored (a ridge far below G_i's scale), R_i is grown tenfold until it can, and the
+	// point is counted in Report.RegularizedPoints.
 	RegAbsolute
 )
 
@@ -91,16 +93,21 @@ const (
 	// whose weights sum to one, it factors B = I - W (LU without pivoting, on the pattern of
 	// B + B^T) and applies M^+ = B^+ B^{+T} on the complement of the constant vector; the paper
 	// modes, and any weights for which B needs pivoting, use the Cholesky factor of
-	// M - sigma I (Eq. (39)).
+	// M - sigma I (Eq. (39)). When the eigensolve does not converge (or M - sigma I cannot
+	// be factored at its shift nor at the retry shift) and n <= 3000, the result (no error)
+	// comes from the dense solver instead; Report.Eigen.Solver says which solver produced it
+	// ("sparse", "dense" or "dense-full").
 	SolverSparse
-	// SolverDense: dense Cholesky of M - sigma I with block inverse iteration; O(n^3), n <= 5000.
+	// SolverDense: dense Cholesky of M - sigma I with block inverse iteration; O(n^3) time and
+	// 8 n^2 bytes for M, n <= 20000.
 	SolverDense
 	// SolverSparseCholesky: SolverSparse with the Cholesky factor of M - sigma I for every
 	// method (several times the fill of B's LU factor; for comparison).
 	SolverSparseCholesky
 )
 
-// Settings configures Fit. The zero value is a valid configuration (classic LLE, k = 10, p = 2).
+// Settings configures Fit. The zero value is a valid configuration (classic LLE, k = 10, p = 2)
+// for data with d >= 3 columns and n >= 11 points: Fit needs Dim < d, Dim < n - 1 and K < n.
 type Settings struct {
 	// Method is the weight model. Default LLE.
 	Method Method
@@ -126,12 +133,14 @@ type Settings struct {
 	Scaling Scaling
 	// Solver is the eigensolver. Default SolverAuto (sparse).
 	Solver Solver
-	// Workers is the number of worker goroutines. Default runtime.GOMAXPROCS(0).
-	// Results are bit-identical for every value. With two or more, Fit runs the sparse
+	// Workers is the number of worker goroutines. Default runtime.GOMAXPROCS(0); values above
+	// parallel.MaxWorkers (1024) mean 1024. Results are bit-identical for every value. With two or more, Fit runs the sparse
 	// solver's ordering and symbolic analysis on one of them beside the weight stages.
 	Workers int
-	// Seed keys the random draws made during the fit (EMPaper samples weights in every
-	// iteration, as Alg. 1 does). Default 0. Generations take their own seed.
+	// Seed is not read by the engine: the fit is deterministic and draws nothing (EMPaper
+	// skips the weights Alg. 1 samples in every iteration, which influence no parameter), and
+	// Generate, SampleWeights and TransformSample take their seed as an argument. It is kept
+	// for source compatibility (the CLI still sets it). Default 0.
 	Seed uint64
 	// MaxMemory is the memory limit in bytes: Fit estimates its peak memory (EstimateMemory,
 	// refined inside the symbolic analysis once nnz(L) is known, before the factor's storage

@@ -9,15 +9,17 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Workers resolves a requested worker count: values <= 0 mean runtime.GOMAXPROCS(0).
+// MaxWorkers bounds the worker count: every worker owns a workspace sized up front, so an
+// absurd request would only exhaust memory.
+const MaxWorkers = 1024
+
+// Workers resolves a requested worker count: values <= 0 mean runtime.GOMAXPROCS(0), values
+// above MaxWorkers mean MaxWorkers.
 func Workers(w int) int {
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
-	if w < 1 {
-		w = 1
-	}
-	return w
+	return max(1, min(w, MaxWorkers))
 }
 
 // For splits [0, n) into at most `workers` contiguous ranges and calls fn(worker, lo, hi)
