@@ -70,13 +70,13 @@ func AtomicWrite(path string, fn func(w io.Writer) error) error {
 		return err
 	}
 	committed = true
-	syncDir(dir)
+	SyncDir(dir)
 	return nil
 }
 
-// syncDir makes a rename in dir durable where the platform allows it; errors are ignored
+// SyncDir makes a rename in dir durable where the platform allows it; errors are ignored
 // (directories cannot be synced on every system).
-func syncDir(dir string) {
+func SyncDir(dir string) {
 	d, err := os.Open(dir)
 	if err != nil {
 		return

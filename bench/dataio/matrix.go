@@ -100,6 +100,9 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 		}
 		lineNo++
 		if lineNo == 1 {
+			if strings.HasPrefix(line, "\xff\xfe") || strings.HasPrefix(line, "\xfe\xff") {
+				return nil, nil, errors.New("the file is UTF-16 text: save it as UTF-8 or ASCII")
+			}
 			line = strings.TrimPrefix(line, "\ufeff")
 		}
 		s := strings.TrimSpace(line)

@@ -63,6 +63,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{"nan", "1,2\n3,NaN\n", `line 2, column 2: non-finite value "NaN"`},
 		{"inf", "1 2\n\n-inf 4\n", `line 3, column 1: non-finite value "-inf"`},
 		{"overflow", "1,1e999\n", `line 1, column 2: non-finite value "1e999"`},
+		{"utf16le", "\xff\xfe1\x00,\x002\x00\n\x00", "the file is UTF-16 text: save it as UTF-8 or ASCII"},
+		{"utf16be", "\xfe\xff\x001\x00,\x002\n", "the file is UTF-16 text: save it as UTF-8 or ASCII"},
 	}
 	for _, c := range cases {
 		_, _, err := ReadCSV(strings.NewReader(c.in))

@@ -48,6 +48,8 @@ func (a *analysisOpts) check(generations int, set map[string]bool) error {
 	switch {
 	case set["frame"] && generations == 0:
 		return badInput("add -generations G", "-frame applies to the generations")
+	case a.align && generations == 0:
+		return badInput("add -generations G", "-align applies to the generations")
 	case a.alignScale && !a.align:
 		return badInput("add -align", "-align-scale only applies with -align")
 	case a.uncertainty && generations < 2:
@@ -143,21 +145,16 @@ func newUncertaintyReport(spread []float64, gens int, files string) *uncertainty
 // the mean embedding beside out, and records them in out.
 func writeUncertainty(out string, mean *mat.Dense, spread []float64, o *outputs) error {
 	sp, mp := uncertaintyFiles(out)
-	var err error
-	if strings.EqualFold(filepath.Ext(sp), ".npy") {
-		err = dataio.WriteNPYFile(sp, []int{len(spread)}, spread)
-	} else {
-		err = dataio.WriteMatrix(sp, mat.NewDense(len(spread), 1, slices.Clone(spread)))
-	}
+	err := o.write("out", sp, func(p string) error {
+		if strings.EqualFold(filepath.Ext(sp), ".npy") {
+			return dataio.WriteNPYFile(p, []int{len(spread)}, spread)
+		}
+		return dataio.WriteMatrix(p, mat.NewDense(len(spread), 1, slices.Clone(spread)))
+	})
 	if err != nil {
-		return writeError("out", sp, err)
+		return err
 	}
-	o.add(sp)
-	if err := dataio.WriteMatrix(mp, mean); err != nil {
-		return writeError("out", mp, err)
-	}
-	o.add(mp)
-	return nil
+	return o.write("out", mp, func(p string) error { return dataio.WriteMatrix(p, mean) })
 }
 
 // logSpread maps spreads to log10 for colouring (they span orders of magnitude).
@@ -336,12 +333,11 @@ func (a *genAnalysis) finish(ctx context.Context, sum *summary, out string, plot
 		path := uncertaintyPNG(out)
 		title := fmt.Sprintf("%s, %s: log10 spread over %d generations", filepath.Base(input), a.m.Method, a.acc.g)
 		a.prog.update("plot", 0, 0, false)
-		err := plotUncertainty(path, title, a.m.Embedding, spread)
+		err := o.write("plot", path, func(p string) error { return plotUncertainty(p, title, a.m.Embedding, spread) })
 		a.prog.update("plot", 0, 0, true)
 		if err != nil {
-			return writeError("plot", path, err)
+			return err
 		}
-		o.add(path)
 		files += ", " + path
 	}
 	sum.Uncertainty = newUncertaintyReport(spread, a.acc.g, files)

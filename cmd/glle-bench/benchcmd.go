@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"glle/bench"
 	"glle/bench/dataio"
 	"glle/engine"
+	"glle/parallel"
 )
 
 // The bench command: the end-to-end scaling sweep. Every (size, method) runs in a child process
@@ -79,8 +81,8 @@ func parseBench(args []string) (benchConfig, error) {
 	}
 	for _, s := range strings.Split(r.sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 20 {
-			return c, badInput("give a comma list of sizes >= 20, e.g. -sizes 5000,50000", "-sizes %q", clip(r.sizes))
+		if err != nil || n < 20 || n > math.MaxInt32 {
+			return c, badInput("give a comma list of sizes from 20 to 2147483647, e.g. -sizes 5000,50000", "-sizes %q", clip(r.sizes))
 		}
 		c.sizes = append(c.sizes, n)
 	}
@@ -94,8 +96,8 @@ func parseBench(args []string) (benchConfig, error) {
 	switch {
 	case c.generations < 0:
 		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
-	case c.workers < 0:
-		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	case c.workers < 0 || c.workers > parallel.MaxWorkers:
+		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", c.workers)
 	case c.peerMax < 0:
 		return c, badInput("use -peer-max 0 or more", "-peer-max %d: negative size", c.peerMax)
 	case c.peerRepeat < 1:

@@ -202,6 +202,8 @@ func TestBenchBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"bench", "-sizes", "x"},
+		{"bench", "-sizes", "3000000000"}, // beyond 32-bit neighbour indices
+		{"bench", "-workers", "2000"},
 		{"bench", "-methods", "pca"},
 		{"bench", "-generations", "-1"},
 		{"bench", "-peer-max", "-5"},
@@ -218,7 +220,7 @@ func TestBenchBadInput(t *testing.T) {
 
 func TestBenchHelp(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{{"help", "bench"}, {"bench", "-h"}} {
+	for _, args := range [][]string{{"help", "bench"}, {"bench", "-h"}, {"--help", "bench"}} {
 		r := runBin(t, dir, args...)
 		if r.code != exitOK || !strings.Contains(r.stdout, "-sizes") || !strings.Contains(r.stdout, "-peers") {
 			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)

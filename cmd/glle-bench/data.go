@@ -12,6 +12,7 @@ import (
 
 	"glle/bench"
 	"glle/bench/dataio"
+	"glle/engine"
 )
 
 // readData reads the data matrix of flag -name from path; every failure is an inputError.
@@ -84,6 +85,10 @@ func column(X *mat.Dense, j int) []float64 {
 // makeDataset generates a built-in dataset; errors (e.g. nothing left after the removal)
 // are input errors.
 func makeDataset(name string, n int, seed uint64) (*mat.Dense, []float64, error) {
+	// The points, the colour and the generator's draws: about 7 float64 per point.
+	if need, phys := 56*float64(n), engine.PhysicalMemory(); phys > 0 && need > float64(phys) {
+		return nil, nil, badInput("use a smaller -n", "-n %d: the dataset alone needs about %s, more than the physical memory (%s)", n, engine.FormatBytes(int64(min(need, 1<<62))), engine.FormatBytes(phys))
+	}
 	X, color, err := bench.Dataset(name, n, seed)
 	if err != nil {
 		return nil, nil, badInput("use a larger -n", "%s", oneLine(err.Error()))
@@ -94,11 +99,7 @@ func makeDataset(name string, n int, seed uint64) (*mat.Dense, []float64, error)
 func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() {
-		if err != nil {
-			out.cleanup()
-		}
-	}()
+	defer func() { err = out.done(err) }()
 	if err := checkWritable("out", c.out); err != nil {
 		return err
 	}
@@ -111,15 +112,14 @@ func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := dataio.WriteMatrix(c.out, X); err != nil {
-		return writeError("out", c.out, err)
+	if err := out.write("out", c.out, func(p string) error { return dataio.WriteMatrix(p, X) }); err != nil {
+		return err
 	}
-	out.add(c.out)
 	if c.colorOut != "" {
-		if err := dataio.WriteMatrix(c.colorOut, mat.NewDense(len(color), 1, color)); err != nil {
-			return writeError("color-out", c.colorOut, err)
+		err := out.write("color-out", c.colorOut, func(p string) error { return dataio.WriteMatrix(p, mat.NewDense(len(color), 1, color)) })
+		if err != nil {
+			return err
 		}
-		out.add(c.colorOut)
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -13,12 +13,9 @@ import (
 func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() {
-		if err != nil {
-			out.cleanup()
-		}
-	}()
+	defer func() { err = out.done(err) }()
 
+	out.input(c.in, c.color)
 	// Outputs first: a bad path must fail before any heavy work.
 	for _, o := range []struct{ flag, path string }{{"out", c.out}, {"json", c.jsonPath}, {"plot", c.plot}} {
 		if o.path != "" {
@@ -43,6 +40,11 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		input string
 	)
 	if c.dataset != "" {
+		// Settings and memory limit first: the dataset must not exhaust memory before the
+		// fit's own check runs.
+		if err := engine.CheckFit(c.n, 3, c.settings); err != nil {
+			return err
+		}
 		X, color, err = makeDataset(c.dataset, c.n, c.seed)
 		input = c.dataset
 	} else {
@@ -55,8 +57,12 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	n, d := X.Dims()
 	s := c.settings
 	switch {
+	case n < 2:
+		return badInput("pass at least k+1 points (k = -k, default 10)", "the data has a single point: there is nothing to embed")
 	case n <= s.K:
 		return badInput("use a smaller -k or more points", "the data has n = %d points but -k is %d: need n > k", n, s.K)
+	case d == 1:
+		return badInput("pass data with at least 2 columns", "the data has a single column: it is one-dimensional already, there is no lower dimension to embed it in")
 	case s.Dim >= d:
 		return badInput("use a smaller -dim", "-dim %d but the data has only d = %d columns: need dim < d", s.Dim, d)
 	}
@@ -78,10 +84,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := dataio.WriteMatrix(c.out, m.Embedding); err != nil {
-		return writeError("out", c.out, err)
+	if err := out.write("out", c.out, func(p string) error { return dataio.WriteMatrix(p, m.Embedding) }); err != nil {
+		return err
 	}
-	out.add(c.out)
 
 	sum := summary{Command: "embed", Method: s.Method.String(), Input: input, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(s.Solver),
@@ -104,10 +109,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		secs := time.Since(t0).Seconds() // the generation's compute, like the fit's stages
 		Y = an.generation(g, Y)
 		path := genPath(c.out, g)
-		if err := dataio.WriteMatrix(path, Y); err != nil {
-			return writeError("out", path, err)
+		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
+			return err
 		}
-		out.add(path)
 		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
 			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
 		if c.plot != "" && len(gens) < maxPlotGenerations {
@@ -130,12 +134,13 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 			return err
 		}
 		prog.update("plot", 0, 0, false)
-		err := plotEmbedding(c.plot, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
+		err := out.write("plot", c.plot, func(p string) error {
+			return plotEmbedding(p, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
+		})
 		prog.update("plot", 0, 0, true)
 		if err != nil {
-			return writeError("plot", c.plot, err)
+			return err
 		}
-		out.add(c.plot)
 	}
 	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
 }
@@ -150,10 +155,9 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	sum.Outputs = append([]string(nil), out.files...)
 	if jsonPath != "" {
 		sum.Outputs = append(sum.Outputs, jsonPath)
-		if err := sum.writeJSON(jsonPath); err != nil {
-			return writeError("json", jsonPath, err)
+		if err := out.write("json", jsonPath, sum.writeJSON); err != nil {
+			return err
 		}
-		out.add(jsonPath)
 	}
 	prog.close()
 	if !quiet {
@@ -181,11 +185,7 @@ func settingsMap(m *engine.Model, s engine.Settings, seed uint64) map[string]any
 func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() {
-		if err != nil {
-			out.cleanup()
-		}
-	}()
+	defer func() { err = out.done(err) }()
 	if err := checkWritable("out", c.genFile(0)); err != nil {
 		return err
 	}
@@ -193,12 +193,8 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		if err := checkWritable("json", c.jsonPath); err != nil {
 			return err
 		}
-		for g := 0; g < c.generations && g < 2; g++ {
-			if samePath(c.jsonPath, c.genFile(g)) {
-				return badInput("give every output its own file name", "-json %q is also a generation file", clip(c.jsonPath))
-			}
-		}
 	}
+	out.input(modelFiles(c.model)...)
 	sv, meta, err := loadModel(c.model)
 	if err != nil {
 		return err
@@ -238,10 +234,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		}
 		Y = an.generation(g, Y)
 		path := c.genFile(g)
-		if err := dataio.WriteMatrix(path, Y); err != nil {
-			return writeError("out", path, err)
+		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
+			return err
 		}
-		out.add(path)
 		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
 			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
 	}

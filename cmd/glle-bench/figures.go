@@ -234,11 +234,7 @@ func (r *figRun) fig4(ctx context.Context) ([][]*plot.Plot, error) {
 func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() {
-		if err != nil {
-			out.cleanup()
-		}
-	}()
+	defer func() { err = out.done(err) }()
 	if err := out.mkdir("out", c.out); err != nil {
 		return err
 	}
@@ -270,12 +266,11 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 			return err
 		}
 		prog.update("plot", 0, 0, false)
-		err = writeGrid(path, grid)
+		err = out.write("out", path, func(p string) error { return writeGrid(p, grid) })
 		prog.update("plot", 0, 0, true)
 		if err != nil {
-			return writeError("out", path, err)
+			return err
 		}
-		out.add(path)
 		figSec = append(figSec, engine.StageTime{Name: fmt.Sprintf("fig %d", j.fig), Seconds: time.Since(t0).Seconds()})
 	}
 	if err := ctx.Err(); err != nil {

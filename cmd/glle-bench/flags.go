@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"glle/bench"
 	"glle/engine"
+	"glle/parallel"
 )
 
 // errHelp is returned by the parsers when -h, -help or "help" was asked for; the config that
@@ -319,14 +323,14 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.str(&r.method, "method", "lle", "METHOD", "lle, em, direct, em-paper or direct-paper")
 	f.int(&r.k, "k", 10, "neighbours per point")
 	f.int(&r.dim, "dim", 2, "embedding dimension p (1 <= p < d)")
-	f.u64(&c.seed, "seed", 1, "seed of the dataset, the fit's draws (em-paper) and the generations")
+	f.u64(&c.seed, "seed", 1, "seed of the dataset (-dataset) and of the generations; the fit itself draws nothing")
 	f.str(&c.out, "out", "", "Y.npy", "output embedding of the fit, n x p (.npy or .csv) (required)")
 	f.str(&c.model, "model", "", "DIR", "save the fitted model to DIR (created if missing) for 'glle-bench generate'")
 	f.int(&r.emIters, "em-iters", 0, "EM iterations: em-paper runs exactly this many, em at most this many", "10 for em-paper, 200 for em")
 	f.float(&r.emTol, "em-tol", 1e-10, "TOL", "em stops when the largest relative change of sigma_i is below TOL")
 	f.float(&r.reg, "reg", 1e-3, "R", "LLE ridge regularization", "1e-3, or 1e-7 with -reg-mode absolute")
 	f.str(&r.regMode, "reg-mode", "trace", "MODE", "trace (ridge R*tr(G_i)) or absolute (ridge R, the authors' code)")
-	f.float(&r.directRidge, "direct-ridge", 0, "R", "ridge added to singular direct-paper matrices (0: singular is an error)")
+	f.float(&r.directRidge, "direct-ridge", 0, "R", "ridge added to every direct-paper X_i^T X_i + Y_i^T Y_i (0: none, and a singular one is an error)")
 	f.str(&r.scaling, "scaling", "unit", "S", "unit (unit-norm eigenvectors) or paper ((1/n) Y^T Y = I)")
 	f.str(&r.solver, "solver", "auto", "S", "eigensolver: auto, sparse, dense (O(n^3), n <= 20000) or sparse-cholesky (Cholesky of M instead of the LU of B = I - W)")
 	f.int(&r.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
@@ -335,7 +339,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the generations (a*Omega_i or a*Gamma_i)")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
 	f.str(&c.plot, "plot", "", "Y.png", "plot the embedding (and the generations) as PNG")
-	f.str(&c.color, "color", "", "t.npy", "colour of the plotted points, n values (default: the dataset's manifold coordinate, or the first input column)")
+	f.str(&c.color, "color", "", "t.npy", "colour of the plotted points, n values", "the dataset's manifold coordinate, or the first input column")
 	c.analysis.register(f, true)
 	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
 	return f
@@ -404,8 +408,8 @@ func parseEmbed(args []string) (embedConfig, error) {
 		return c, badInput("use -em-iters 1 or more", "-em-iters %d: must be at least 1", s.EMIters)
 	case !(s.DirectRidge >= 0) || !finite(s.DirectRidge):
 		return c, badInput("use 0 or a small positive value", "-direct-ridge %v: must be a non-negative number", s.DirectRidge)
-	case s.Workers < 0:
-		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", s.Workers)
+	case s.Workers < 0 || s.Workers > parallel.MaxWorkers:
+		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", s.Workers)
 	case c.generations < 0:
 		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
 	case c.generations > 0 && !s.Method.Generative():
@@ -439,25 +443,12 @@ func parseEmbed(args []string) (embedConfig, error) {
 	if c.plot != "" && strings.ToLower(filepath.Ext(c.plot)) != ".png" {
 		return c, badInput("use a .png file name", "-plot %q is not a .png file", clip(c.plot))
 	}
-	outs := []string{c.out}
-	for g := 0; g < c.generations && g < 2; g++ {
-		outs = append(outs, genPath(c.out, g))
+	outs := append([]string{c.out}, c.analysis.outputs(c.out, c.plot != "")...)
+	outs = append(outs, c.jsonPath, c.plot)
+	if c.model != "" {
+		outs = append(outs, modelFiles(c.model)...)
 	}
-	outs = append(outs, c.analysis.outputs(c.out, c.plot != "")...)
-	for _, p := range []string{c.jsonPath, c.plot} {
-		if p != "" {
-			outs = append(outs, p)
-		}
-	}
-	if err := distinct(outs); err != nil {
-		return c, err
-	}
-	for _, p := range outs {
-		if c.in != "" && samePath(p, c.in) {
-			return c, badInput("choose another output name", "output %q would overwrite the input", clip(p))
-		}
-	}
-	return c, nil
+	return c, checkPaths([]string{c.in, c.color}, outs, c.out, c.generations)
 }
 
 // genPath returns the file of generation g beside out: Y.npy -> Y_gen000.npy.
@@ -466,17 +457,79 @@ func genPath(out string, g int) string {
 	return fmt.Sprintf("%s_gen%03d%s", strings.TrimSuffix(out, ext), g, ext)
 }
 
-func samePath(a, b string) bool { return filepath.Clean(a) == filepath.Clean(b) }
+// samePath reports whether a and b name the same file: equal after cleaning, equal once made
+// absolute with symbolic links resolved (as far as the path exists), or one file reached
+// through two names (hard links).
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) || resolvedPath(a) == resolvedPath(b) {
+		return true
+	}
+	fa, ea := os.Stat(a)
+	fb, eb := os.Stat(b)
+	return ea == nil && eb == nil && os.SameFile(fa, fb)
+}
 
-func distinct(paths []string) error {
-	for i := range paths {
-		for j := 0; j < i; j++ {
-			if samePath(paths[i], paths[j]) {
-				return badInput("give every output its own file name", "output %q is given twice", clip(paths[i]))
+// resolvedPath is p made absolute with symbolic links resolved; when p does not exist yet,
+// its folder is resolved instead.
+func resolvedPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		return r
+	}
+	dir, base := filepath.Split(abs)
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(r, base)
+	}
+	return abs
+}
+
+// checkPaths fails when two of the outputs outs, or an output and one of the inputs, are the
+// same file, before any work is done (outputs.write checks again as it writes). gens > 0 adds
+// the generation files beside genOut (genPath(genOut, g) for g < gens), recognised by name.
+// Empty paths are ignored.
+func checkPaths(inputs, outs []string, genOut string, gens int) error {
+	inputs = slices.DeleteFunc(slices.Clone(inputs), func(p string) bool { return p == "" })
+	outs = slices.DeleteFunc(slices.Clone(outs), func(p string) bool { return p == "" })
+	for i, p := range outs {
+		for _, q := range outs[:i] {
+			if samePath(p, q) {
+				return badInput("give every output its own file name", "output %q is given twice", clip(p))
+			}
+		}
+		for _, in := range inputs {
+			if samePath(p, in) {
+				return badInput("choose another output name", "output %q would overwrite the input %q", clip(p), clip(in))
+			}
+		}
+	}
+	if gens > 0 {
+		for _, p := range inputs {
+			if isGenFile(p, genOut, gens) {
+				return badInput("choose another output name", "generation file %q would overwrite the input", clip(p))
+			}
+		}
+		for _, p := range outs {
+			if isGenFile(p, genOut, gens) {
+				return badInput("give every output its own file name", "output %q is also a generation file", clip(p))
 			}
 		}
 	}
 	return nil
+}
+
+// isGenFile reports whether p is one of the files genPath(out, g), g < gens.
+func isGenFile(p, out string, gens int) bool {
+	ext := filepath.Ext(out)
+	prefix := filepath.Base(strings.TrimSuffix(out, ext)) + "_gen"
+	base := filepath.Base(p)
+	if !strings.HasPrefix(base, prefix) || !strings.HasSuffix(base, ext) || len(base) < len(prefix)+len(ext) {
+		return false
+	}
+	g, err := strconv.Atoi(base[len(prefix) : len(base)-len(ext)])
+	return err == nil && g >= 0 && g < gens && samePath(p, genPath(out, g))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -529,8 +582,8 @@ func parseGenerate(args []string) (generateConfig, error) {
 		return c, badInput("use -generations 1 or more", "-generations %d: need at least one generation", c.generations)
 	case !(c.covScale >= 0) || !finite(c.covScale):
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
-	case c.workers < 0:
-		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	case c.workers < 0 || c.workers > parallel.MaxWorkers:
+		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", c.workers)
 	}
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
@@ -551,7 +604,8 @@ func parseGenerate(args []string) (generateConfig, error) {
 	if c.out == "" || strings.HasSuffix(c.out, "/") {
 		return c, badInput("give a file name prefix such as out/run", "-out %q has no file name", clip(c.out+c.ext))
 	}
-	return c, nil
+	outs := append([]string{c.jsonPath}, c.analysis.outputs(c.out+c.ext, false)...)
+	return c, checkPaths(modelFiles(c.model), outs, c.out+c.ext, c.generations)
 }
 
 // genFile is the file of generation g of a generate run.
@@ -606,8 +660,8 @@ func parseFigures(args []string) (figuresConfig, error) {
 		return c, badInput("use a positive -n", "-n %d: negative number of points", c.n)
 	case c.n <= c.k:
 		return c, badInput("use a larger -n or a smaller -k", "-n %d points but -k %d neighbours: need n > k", c.n, c.k)
-	case c.workers < 0:
-		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	case c.workers < 0 || c.workers > parallel.MaxWorkers:
+		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", c.workers)
 	}
 	c.figs = map[int]bool{}
 	for _, s := range strings.Split(figs, ",") {
@@ -635,7 +689,7 @@ func parseFigures(args []string) (figuresConfig, error) {
 // helpConfig asks for a usage text: topic "" is the overview.
 type helpConfig struct{ topic string }
 
-var commands = []string{"dataset", "embed", "generate", "figures", "transform", "help"}
+var commands = []string{"dataset", "embed", "generate", "figures", "transform", "bench", "help"}
 
 // parseArgs parses a whole command line (without the program name) into one of
 // datasetConfig, embedConfig, generateConfig, figuresConfig or helpConfig. It is pure (no
@@ -667,7 +721,7 @@ func parseArgs(args []string) (any, error) {
 			return helpConfig{}, nil
 		}
 		for _, c := range commands[:len(commands)-1] {
-			if rest[0] == c {
+			if rest[0] == c && c != "bench" { // 'help bench' is answered by the bench command (run)
 				return helpConfig{topic: c}, nil
 			}
 		}
@@ -695,7 +749,8 @@ commands:
   help      this text; 'glle-bench help CMD' or 'glle-bench CMD -h' for one command
 
 Exit status: 0 success, 1 internal failure, 2 bad input (one line on stderr says what to do),
-130 interrupted. Outputs are written atomically; a failed run leaves none behind.
+130 interrupted. Outputs are staged and renamed into place only when the whole run has succeeded:
+a failed or interrupted run writes nothing and leaves existing files unchanged.
 `
 
 // writeUsage writes the help text of topic ("" = overview and every command).
@@ -721,9 +776,9 @@ func writeUsage(w io.Writer, topic string) {
 					"(n) and Y_mean.npy (n x p) beside -out (same stem and format; with -plot also Y_uncertainty.png).")
 		case "generate":
 			generateFlags(&gc).usage(w, generateSynopsis,
-				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed and -cov-scale\n"+
-					"(and -align) the files are bit-identical to the ones 'embed -generations' wrote. -uncertainty\n"+
-					"writes PREFIX_uncertainty.npy and PREFIX_mean.npy.")
+				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed, -cov-scale,\n"+
+					"-frame, -align and -align-scale the files are bit-identical to the ones 'embed -generations' wrote.\n"+
+					"With -uncertainty it also writes PREFIX_uncertainty.npy and PREFIX_mean.npy.")
 		case "transform":
 			transformUsage(w)
 		case "figures":

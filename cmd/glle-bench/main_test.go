@@ -534,6 +534,12 @@ func TestBadInput(t *testing.T) {
 		{"generate zero generations", []string{"generate", "-model", "adir", "-generations", "0", "-out", "g"}, "-generations 0"},
 		{"generate negative scale", []string{"generate", "-model", "adir", "-generations", "1", "-cov-scale", "-1", "-out", "g"}, "covariance scale"},
 		{"help topic", []string{"help", "nothing"}, "unknown help topic"},
+		{"too many workers", append(ds, "-workers", "2000"), "-workers 2000"},
+		{"huge n", []string{"embed", "-dataset", "swissroll", "-n", "9223372036854775807", "-out", "y.npy"}, "at most 2147483647"},
+		{"huge n beyond -max-mem", []string{"embed", "-dataset", "swissroll", "-n", "100000000", "-max-mem", "1G", "-out", "y.npy"}, "memory limit"},
+		{"huge n dataset", []string{"dataset", "-name", "scurve", "-n", "9223372036854775807", "-out", "x.npy"}, "physical memory"},
+		{"figures huge n", []string{"figures", "-out", "figs", "-n", "9223372036854775807"}, "physical memory"},
+		{"unknown command lists bench", []string{"frobnicate"}, "bench"},
 	}
 	for _, c := range cases {
 		checkBad(t, dir, c)

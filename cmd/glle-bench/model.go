@@ -54,6 +54,15 @@ type modelMeta struct {
 
 func modelFile(dir, name string) string { return filepath.Join(dir, name) }
 
+// modelFiles lists every file a model folder can hold.
+func modelFiles(dir string) []string {
+	var paths []string
+	for _, name := range []string{metaFile, neighborsFile, weightsFile, sigmaFile, embeddingFile, dataFile, gammaFile} {
+		paths = append(paths, modelFile(dir, name))
+	}
+	return paths
+}
+
 // saveModel writes the model folder; model.json is written last, so a folder holding it is
 // complete.
 func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settings, seed uint64, out *outputs) error {
@@ -64,18 +73,11 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		path := modelFile(dir, name)
-		if err := fn(path); err != nil {
-			return writeError("model", path, err)
-		}
-		out.add(path)
-		return nil
+		return out.write("model", modelFile(dir, name), fn)
 	}
-	// An older model.json in dir would describe files this run is about to replace: remove it
-	// first, so that an interrupted save never looks like a complete model.
-	if err := os.Remove(modelFile(dir, metaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return writeError("model", modelFile(dir, metaFile), err)
-	}
+	// An older model.json in dir describes the files this run replaces: it goes first at
+	// commit, so that a commit cut short never looks like a complete model.
+	out.retireAtCommit(modelFile(dir, metaFile))
 	files := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
 	nb := make([]int64, len(sv.Neighbors))
 	for i, v := range sv.Neighbors {

@@ -326,7 +326,7 @@ func fuzzModelTemplate(f *testing.F) map[string][]byte {
 	}
 	dir := f.TempDir()
 	var out outputs
-	if err := saveModel(context.Background(), dir, m, s, 1, &out); err != nil {
+	if err := out.done(saveModel(context.Background(), dir, m, s, 1, &out)); err != nil {
 		f.Fatal(err)
 	}
 	files := map[string][]byte{}

@@ -10,6 +10,7 @@ import (
 	"glle/bench"
 	"glle/bench/dataio"
 	"glle/engine"
+	"glle/parallel"
 )
 
 // ---------------------------------------------------------------------------------------
@@ -77,12 +78,10 @@ func parseTransform(args []string) (transformConfig, error) {
 		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
 	case !(c.covScale >= 0) || !finite(c.covScale):
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
-	case c.workers < 0:
-		return c, badInput("use 0 (all CPUs) or a positive count", "-workers %d: negative worker count", c.workers)
+	case c.workers < 0 || c.workers > parallel.MaxWorkers:
+		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", c.workers)
 	case c.baseOnly && c.generations == 0:
 		return c, badInput("add -generations G", "-base-only applies to the generations")
-	case c.analysis.align && c.generations == 0:
-		return c, badInput("add -generations G", "-align applies to the generations")
 	case c.baseOnly && set["frame"]:
 		return c, badInput("drop -frame", "-frame applies to drawn generations, which -base-only does not draw")
 	}
@@ -94,33 +93,14 @@ func parseTransform(args []string) (transformConfig, error) {
 			return c, err
 		}
 	}
-	outs := []string{c.out}
-	for g := 0; g < c.generations && g < 2; g++ {
-		outs = append(outs, genPath(c.out, g))
-	}
-	outs = append(outs, c.analysis.outputs(c.out, false)...)
-	if c.jsonPath != "" {
-		outs = append(outs, c.jsonPath)
-	}
-	if err := distinct(outs); err != nil {
-		return c, err
-	}
-	for _, p := range outs {
-		if samePath(p, c.in) {
-			return c, badInput("choose another output name", "output %q would overwrite the input", clip(p))
-		}
-	}
-	return c, nil
+	outs := append([]string{c.out, c.jsonPath}, c.analysis.outputs(c.out, false)...)
+	return c, checkPaths(append([]string{c.in}, modelFiles(c.model)...), outs, c.out, c.generations)
 }
 
 func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() {
-		if err != nil {
-			out.cleanup()
-		}
-	}()
+	defer func() { err = out.done(err) }()
 	for _, o := range []struct{ flag, path string }{{"out", c.out}, {"json", c.jsonPath}} {
 		if o.path != "" {
 			if err := checkWritable(o.flag, o.path); err != nil {
@@ -128,6 +108,8 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 			}
 		}
 	}
+	out.input(c.in)
+	out.input(modelFiles(c.model)...)
 	sv, meta, err := loadModelFor(c.model, false)
 	if err != nil {
 		return err
@@ -163,10 +145,9 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := dataio.WriteMatrix(c.out, Y); err != nil {
-		return writeError("out", c.out, err)
+	if err := out.write("out", c.out, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
+		return err
 	}
-	out.add(c.out)
 	prog.update("transform", 0, 0, true)
 	sum.Stages = append(sum.Stages, engine.StageTime{Name: "transform", Seconds: time.Since(t0).Seconds()})
 
@@ -212,10 +193,9 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 			}
 		}
 		path := genPath(c.out, g)
-		if err := dataio.WriteMatrix(path, Yg); err != nil {
-			return writeError("out", path, err)
+		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Yg) }); err != nil {
+			return err
 		}
-		out.add(path)
 		gr.File = path
 		sum.Generations = append(sum.Generations, gr)
 	}

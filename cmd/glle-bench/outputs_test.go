@@ -1,0 +1,202 @@
+package main
+
+import (
+	"crypto/sha256"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// snapshot maps every file under dir (hidden ones included) to a hash of its content.
+func snapshot(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	m := map[string][32]byte{}
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			b, rerr := os.ReadFile(p)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			rel, _ := filepath.Rel(dir, p)
+			m[rel] = sha256.Sum256(b)
+		}
+		return nil
+	})
+	return m
+}
+
+func sameSnapshot(t *testing.T, what string, before, after map[string][32]byte) {
+	t.Helper()
+	for f, h := range before {
+		if h2, ok := after[f]; !ok {
+			t.Errorf("%s: %s was removed", what, f)
+		} else if h2 != h {
+			t.Errorf("%s: %s was changed", what, f)
+		}
+	}
+	for f := range after {
+		if _, ok := before[f]; !ok {
+			t.Errorf("%s: %s was left behind", what, f)
+		}
+	}
+}
+
+// TestOutputsStaging: staged files replace nothing until commit; a failed run leaves every
+// existing file as it was and no temporary behind; commit keeps a replaced file's permissions.
+func TestOutputsStaging(t *testing.T) {
+	dir := t.TempDir()
+	a, b, in := filepath.Join(dir, "a.npy"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "in.npy")
+	for _, f := range []string{a, in} {
+		if err := os.WriteFile(f, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(final, content string) func(string) error {
+		return func(tmp string) error {
+			if filepath.Dir(tmp) != filepath.Dir(final) || filepath.Ext(tmp) != filepath.Ext(final) {
+				t.Errorf("temporary %s is not beside %s with its extension", tmp, final)
+			}
+			return os.WriteFile(tmp, []byte(content), 0o644)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+
+	var o outputs
+	o.input(in, "")
+	if err := o.write("out", a, put(a, "new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.write("json", b, put(b, "new")); err != nil {
+		t.Fatal(err)
+	}
+	a2 := filepath.Join(link, "a.npy") // a.npy through a linked folder
+	if err := o.write("out", a2, put(a2, "x")); err == nil || !strings.Contains(err.Error(), "another output") {
+		t.Errorf("second write of a.npy: %v", err)
+	}
+	in2 := filepath.Join(dir, "sub", "..", "in.npy")
+	if err := o.write("out", in2, put(in2, "x")); err == nil || !strings.Contains(err.Error(), "overwrite the input") {
+		t.Errorf("write onto the input: %v", err)
+	}
+	sameSnapshot(t, "before commit", before, withoutHidden(snapshot(t, dir)))
+	if err := o.done(errors.New("late failure")); err == nil {
+		t.Fatal("done dropped the error")
+	}
+	sameSnapshot(t, "failed run", before, snapshot(t, dir))
+
+	o = outputs{}
+	if err := o.write("out", a, put(a, "new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.write("json", b, put(b, "new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.done(nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{a, b} {
+		if got, _ := os.ReadFile(f); string(got) != "new" {
+			t.Errorf("%s holds %q after commit", f, got)
+		}
+	}
+	if fi, err := os.Stat(a); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("replaced file mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	for f := range snapshot(t, dir) {
+		if strings.HasPrefix(filepath.Base(f), ".") {
+			t.Errorf("commit left %s", f)
+		}
+	}
+}
+
+func withoutHidden(m map[string][32]byte) map[string][32]byte {
+	for f := range m {
+		if strings.HasPrefix(filepath.Base(f), ".") {
+			delete(m, f)
+		}
+	}
+	return m
+}
+
+// TestOutputCollisions: an output that is an input or another output, however its path is
+// spelled, is refused before any work with exit 2, and no file changes.
+func TestOutputCollisions(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "300", "-out", "x.npy", "-color-out", "col.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "em", "-out", "y.npy", "-model", "m", "-q")
+	if err := os.Symlink("x.npy", filepath.Join(dir, "link.npy")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "g_gen002.npy"), mustRead(t, dir, "x.npy"), 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	abs := filepath.Join(dir, "x.npy")
+	em := func(more ...string) []string {
+		return append([]string{"embed", "-in", "x.npy", "-method", "em"}, more...)
+	}
+	for _, c := range []badCase{
+		{"out is the input, absolute", []string{"embed", "-in", "x.npy", "-out", abs}, "overwrite the input"},
+		{"out is the input, through ..", []string{"embed", "-in", "x.npy", "-out", "sub/../x.npy"}, "overwrite the input"},
+		{"out is the input, through a link", []string{"embed", "-in", "link.npy", "-out", "x.npy"}, "overwrite the input"},
+		{"json is the input", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-json", abs}, "overwrite the input"},
+		{"generation 2 is the input", []string{"embed", "-in", "g_gen002.npy", "-method", "em", "-generations", "3", "-out", "g.npy"}, "overwrite the input"},
+		{"json is generation 2", em("-generations", "3", "-out", "e.npy", "-json", "e_gen002.npy"), "generation file"},
+		{"json is the colour file", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-plot", "z.png", "-color", "col.npy", "-json", "col.npy"}, "overwrite the input"},
+		{"model folder holds the input", []string{"embed", "-in", "m/X.npy", "-model", "m", "-out", "z.npy"}, "overwrite the input"},
+		{"out inside the model folder", em("-model", "m3", "-out", "m3/X.npy"), "twice"},
+		{"generate json is model.json", []string{"generate", "-model", "m", "-generations", "1", "-out", "g", "-json", "m/model.json"}, "overwrite the input"},
+		{"generate json is the model's data", []string{"generate", "-model", "m", "-generations", "1", "-out", "g", "-json", "./m/X.npy"}, "overwrite the input"},
+		{"generate json is the mean", []string{"generate", "-model", "m", "-generations", "2", "-uncertainty", "-out", "g", "-json", "g_mean.npy"}, "twice"},
+		{"transform out is the model's data", []string{"transform", "-model", "m", "-in", "x.npy", "-out", "m/X.npy"}, "overwrite the input"},
+		{"transform generation 2 is the input", []string{"transform", "-model", "m", "-in", "g_gen002.npy", "-generations", "3", "-out", "g.npy"}, "overwrite the input"},
+		{"dataset color-out is out", []string{"dataset", "-name", "swissroll", "-n", "300", "-out", "d.npy", "-color-out", filepath.Join(dir, "d.npy")}, "same file"},
+		{"align without generations", em("-out", "z.npy", "-align"), "-align"},
+	} {
+		before := snapshot(t, dir)
+		checkBad(t, dir, c)
+		sameSnapshot(t, c.name, before, snapshot(t, dir))
+	}
+}
+
+// TestInterruptKeepsExistingFiles: an interrupted run over the outputs of an earlier run leaves
+// them byte for byte, and leaves no temporary. The signal is sent twice back to back, as
+// timeout(1) does (to the command and to its process group); that still counts as one.
+func TestInterruptKeepsExistingFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir := t.TempDir()
+	args := []string{"embed", "-dataset", "swissroll", "-n", "3000", "-method", "em", "-solver", "dense",
+		"-out", "y.npy", "-model", "m", "-json", "r.json", "-q"}
+	mustRun(t, dir, append(args, "-generations", "2")...)
+	before := snapshot(t, dir)
+	cmd := exec.Command(bin, append(args, "-generations", "200")...)
+	cmd.Dir = dir
+	var se strings.Builder
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // into the generations
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if err == nil {
+		t.Skip("the run finished before the signal")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d; stderr %q", err, exitInterrupted, se.String())
+	}
+	if !strings.Contains(se.String(), "existing files are unchanged") {
+		t.Errorf("stderr %q", se.String())
+	}
+	sameSnapshot(t, "interrupted run", before, snapshot(t, dir))
+}
