@@ -322,8 +322,9 @@ func (s *summary) write(w io.Writer) {
 			mx = max(mx, g.Eigen.Iterations)
 			res = math.Max(res, g.Eigen.MaxResidual)
 		}
-		fmt.Fprintf(&b, "  generations: %d (seed %d, a=%g), solver iterations mean %.1f max %d, max residual %.2g\n",
-			len(s.Generations), s.Generations[0].Seed, s.Generations[0].CovScale, float64(it)/float64(len(s.Generations)), mx, res)
+		fmt.Fprintf(&b, "  generations: %d (seed %d, a=%g), solver %s mean %.1f max %d, max residual %.2g\n",
+			len(s.Generations), s.Generations[0].Seed, s.Generations[0].CovScale, iterationName(s.Generations[0].Eigen),
+			float64(it)/float64(len(s.Generations)), mx, res)
 	}
 	if s.Metrics != nil {
 		s.Metrics.write(&b)
@@ -337,13 +338,21 @@ func (s *summary) write(w io.Writer) {
 	io.WriteString(w, b.String())
 }
 
+// iterationName names what EigenReport.Iterations counts for the solver that ran.
+func iterationName(e engine.EigenReport) string {
+	if e.Solver == "sparse" {
+		return "Lanczos restarts"
+	}
+	return "block iterations"
+}
+
 func writeEigen(b *strings.Builder, label string, e engine.EigenReport) {
 	vals := make([]string, len(e.Values))
 	for i, v := range e.Values {
 		vals[i] = strconv.FormatFloat(v, 'g', 4, 64)
 	}
-	fmt.Fprintf(b, "  %s: solver %s, eigenvalues [%s], iterations %d, operator applies %d, max residual %.2g",
-		label, e.Solver, strings.Join(vals, " "), e.Iterations, e.OpApplies, e.MaxResidual)
+	fmt.Fprintf(b, "  %s: solver %s, eigenvalues [%s], %s %d, operator applies %d, max residual %.2g",
+		label, e.Solver, strings.Join(vals, " "), iterationName(e), e.Iterations, e.OpApplies, e.MaxResidual)
 	switch {
 	case e.Factorization == "lu":
 		fmt.Fprintf(b, ", LU of B = I - W: nnz(B + B^T) %d, nnz(L) + nnz(U) %d", e.NNZB, e.NNZL)
