@@ -205,6 +205,9 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 		if err := checkWritable("json", c.jsonPath); err != nil {
 			return err
 		}
+		if c.keep != "" && samePath(fileDir(c.jsonPath), c.keep) {
+			return badInput("put the report outside the -keep folder", "-json %q is inside -keep %q, where the runs write their own reports", clip(c.jsonPath), clip(c.keep))
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {

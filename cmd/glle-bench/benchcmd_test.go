@@ -200,7 +200,9 @@ func TestFindPeer(t *testing.T) {
 
 func TestBenchBadInput(t *testing.T) {
 	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "K"), 0o755)
 	for _, args := range [][]string{
+		{"bench", "-keep", "K", "-json", "K/r.json"}, // the runs write their reports there
 		{"bench", "-sizes", "x"},
 		{"bench", "-sizes", "3000000000"}, // beyond 32-bit neighbour indices
 		{"bench", "-workers", "2000"},

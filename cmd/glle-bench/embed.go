@@ -17,19 +17,18 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 
 	out.input(c.in, c.color)
 	// Outputs first: a bad path must fail before any heavy work.
-	for _, o := range []struct{ flag, path string }{{"out", c.out}, {"json", c.jsonPath}, {"plot", c.plot}} {
-		if o.path != "" {
-			if err := checkWritable(o.flag, o.path); err != nil {
-				return err
-			}
-		}
+	pairs := append(genWritable(c.out, c.generations, c.analysis, c.plot != ""), [2]string{"json", c.jsonPath}, [2]string{"plot", c.plot})
+	if err := checkAllWritable(pairs...); err != nil {
+		return err
 	}
 	if c.model != "" {
 		if err := out.mkdir("model", c.model); err != nil {
 			return err
 		}
-		if err := checkWritable("model", modelFile(c.model, metaFile)); err != nil {
-			return err
+		for _, p := range modelFiles(c.model) {
+			if err := checkWritable("model", p); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -186,13 +185,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	start := time.Now()
 	var out outputs
 	defer func() { err = out.done(err) }()
-	if err := checkWritable("out", c.genFile(0)); err != nil {
+	pairs := genWritable(c.out+c.ext, c.generations, c.analysis, false)[1:] // no base embedding
+	if err := checkAllWritable(append(pairs, [2]string{"json", c.jsonPath})...); err != nil {
 		return err
-	}
-	if c.jsonPath != "" {
-		if err := checkWritable("json", c.jsonPath); err != nil {
-			return err
-		}
 	}
 	out.input(modelFiles(c.model)...)
 	sv, meta, err := loadModel(c.model)

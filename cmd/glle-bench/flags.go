@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -457,35 +456,6 @@ func genPath(out string, g int) string {
 	return fmt.Sprintf("%s_gen%03d%s", strings.TrimSuffix(out, ext), g, ext)
 }
 
-// samePath reports whether a and b name the same file: equal after cleaning, equal once made
-// absolute with symbolic links resolved (as far as the path exists), or one file reached
-// through two names (hard links).
-func samePath(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) || resolvedPath(a) == resolvedPath(b) {
-		return true
-	}
-	fa, ea := os.Stat(a)
-	fb, eb := os.Stat(b)
-	return ea == nil && eb == nil && os.SameFile(fa, fb)
-}
-
-// resolvedPath is p made absolute with symbolic links resolved; when p does not exist yet,
-// its folder is resolved instead.
-func resolvedPath(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		return r
-	}
-	dir, base := filepath.Split(abs)
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		return filepath.Join(r, base)
-	}
-	return abs
-}
-
 // checkPaths fails when two of the outputs outs, or an output and one of the inputs, are the
 // same file, before any work is done (outputs.write checks again as it writes). gens > 0 adds
 // the generation files beside genOut (genPath(genOut, g) for g < gens), recognised by name.
@@ -750,7 +720,8 @@ commands:
 
 Exit status: 0 success, 1 internal failure, 2 bad input (one line on stderr says what to do),
 130 interrupted. Outputs are staged and renamed into place only when the whole run has succeeded:
-a failed or interrupted run writes nothing and leaves existing files unchanged.
+a failed or interrupted run writes nothing and leaves existing files unchanged (a bench sweep
+with failed runs writes its report, the failures marked, then exits 1).
 `
 
 // writeUsage writes the help text of topic ("" = overview and every command).

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,6 +118,74 @@ func TestOutputsStaging(t *testing.T) {
 	}
 }
 
+// TestOutputsCommitUndo: a commit that fails on its third file puts back the two files it
+// had replaced and the model.json it had retired, and leaves no hidden file.
+func TestOutputsCommitUndo(t *testing.T) {
+	dir := t.TempDir()
+	a, meta, c := filepath.Join(dir, "a.npy"), filepath.Join(dir, "model.json"), filepath.Join(dir, "c.npy")
+	for _, f := range []string{a, meta} {
+		if err := os.WriteFile(f, []byte("old "+filepath.Base(f)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshot(t, dir)
+	put := func(tmp string) error { return os.WriteFile(tmp, []byte("new"), 0o644) }
+	var o outputs
+	o.retireAtCommit(meta)
+	for _, f := range []string{a, filepath.Join(dir, "b.npy"), c} {
+		if err := o.write("out", f, put); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// c becomes a folder after staging: its step fails after a.npy and b.npy were renamed.
+	if err := os.Mkdir(c, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(c, "keep"), []byte("x"), 0o644)
+	before["c.npy/keep"] = snapshot(t, dir)["c.npy/keep"]
+	err := o.done(nil)
+	if err == nil || !strings.Contains(err.Error(), "c.npy") {
+		t.Fatalf("commit error %v, want one naming c.npy", err)
+	}
+	sameSnapshot(t, "undone commit", before, snapshot(t, dir))
+}
+
+// TestOutputsSpecialFile: an output that is a pipe (like -json /dev/stdout) gets the content
+// written into it at commit and stays a pipe.
+func TestOutputsSpecialFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until the commit opens the pipe
+		got <- string(b)
+	}()
+	var o outputs
+	if err := checkWritable("json", fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.write("json", fifo, func(tmp string) error { return os.WriteFile(tmp, []byte("{}\n"), 0o644) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.done(nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "{}\n" {
+			t.Errorf("the pipe carried %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing was written into the pipe")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe was replaced: %v %v", fi.Mode(), err)
+	}
+}
+
 func withoutHidden(m map[string][32]byte) map[string][32]byte {
 	for f := range m {
 		if strings.HasPrefix(filepath.Base(f), ".") {
@@ -137,6 +206,14 @@ func TestOutputCollisions(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "g_gen002.npy"), mustRead(t, dir, "x.npy"), 0o644)
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "ro.npy"), []byte("read-only"), 0o444)
+	// deep/.. is real (the kernel follows the link first), not the test folder: deep/../M is
+	// real/M.
+	os.MkdirAll(filepath.Join(dir, "real", "sub2"), 0o755)
+	os.Mkdir(filepath.Join(dir, "M"), 0o755)
+	if err := os.Symlink(filepath.Join("real", "sub2"), filepath.Join(dir, "deep")); err != nil {
+		t.Fatal(err)
+	}
 	abs := filepath.Join(dir, "x.npy")
 	em := func(more ...string) []string {
 		return append([]string{"embed", "-in", "x.npy", "-method", "em"}, more...)
@@ -158,6 +235,9 @@ func TestOutputCollisions(t *testing.T) {
 		{"transform generation 2 is the input", []string{"transform", "-model", "m", "-in", "g_gen002.npy", "-generations", "3", "-out", "g.npy"}, "overwrite the input"},
 		{"dataset color-out is out", []string{"dataset", "-name", "swissroll", "-n", "300", "-out", "d.npy", "-color-out", filepath.Join(dir, "d.npy")}, "same file"},
 		{"align without generations", em("-out", "z.npy", "-align"), "-align"},
+		{"read-only output", []string{"embed", "-in", "x.npy", "-out", "ro.npy"}, "read-only"},
+		{"long generation name", em("-generations", "2", "-out", strings.Repeat("y", 250)+".npy"), "cannot be written"},
+		{"out through a link and ..", em("-model", "real/M", "-out", "deep/../M/X.npy"), "twice"},
 	} {
 		before := snapshot(t, dir)
 		checkBad(t, dir, c)
@@ -166,8 +246,9 @@ func TestOutputCollisions(t *testing.T) {
 }
 
 // TestInterruptKeepsExistingFiles: an interrupted run over the outputs of an earlier run leaves
-// them byte for byte, and leaves no temporary. The signal is sent twice back to back, as
-// timeout(1) does (to the command and to its process group); that still counts as one.
+// them byte for byte, and leaves no temporary. SIGINT is sent twice back to back, as timeout(1)
+// does (to the command and to its process group), which still counts as one; SIGHUP (a closed
+// terminal) is handled the same way.
 func TestInterruptKeepsExistingFiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
@@ -177,26 +258,30 @@ func TestInterruptKeepsExistingFiles(t *testing.T) {
 		"-out", "y.npy", "-model", "m", "-json", "r.json", "-q"}
 	mustRun(t, dir, append(args, "-generations", "2")...)
 	before := snapshot(t, dir)
-	cmd := exec.Command(bin, append(args, "-generations", "200")...)
-	cmd.Dir = dir
-	var se strings.Builder
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, sigs := range [][]syscall.Signal{{syscall.SIGINT, syscall.SIGINT}, {syscall.SIGHUP}} {
+		cmd := exec.Command(bin, append(args, "-generations", "200")...)
+		cmd.Dir = dir
+		var se strings.Builder
+		cmd.Stderr = &se
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond) // into the generations
+		for _, sg := range sigs {
+			cmd.Process.Signal(sg)
+		}
+		err := cmd.Wait()
+		if err == nil {
+			t.Logf("%v: the run finished before the signal", sigs)
+			continue
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("%v: exit %v, want %d; stderr %q", sigs, err, exitInterrupted, se.String())
+		}
+		if !strings.Contains(se.String(), "existing files are unchanged") {
+			t.Errorf("%v: stderr %q", sigs, se.String())
+		}
+		sameSnapshot(t, fmt.Sprintf("run interrupted by %v", sigs), before, snapshot(t, dir))
 	}
-	time.Sleep(1500 * time.Millisecond) // into the generations
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	if err == nil {
-		t.Skip("the run finished before the signal")
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-		t.Fatalf("exit %v, want %d; stderr %q", err, exitInterrupted, se.String())
-	}
-	if !strings.Contains(se.String(), "existing files are unchanged") {
-		t.Errorf("stderr %q", se.String())
-	}
-	sameSnapshot(t, "interrupted run", before, snapshot(t, dir))
 }

@@ -101,12 +101,8 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	start := time.Now()
 	var out outputs
 	defer func() { err = out.done(err) }()
-	for _, o := range []struct{ flag, path string }{{"out", c.out}, {"json", c.jsonPath}} {
-		if o.path != "" {
-			if err := checkWritable(o.flag, o.path); err != nil {
-				return err
-			}
-		}
+	if err := checkAllWritable(append(genWritable(c.out, c.generations, c.analysis, false), [2]string{"json", c.jsonPath})...); err != nil {
+		return err
 	}
 	out.input(c.in)
 	out.input(modelFiles(c.model)...)

@@ -1,0 +1,470 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"glle/bench/dataio"
+)
+
+// Output files. A run stages every output under a hidden temporary name in its final folder
+// and commits them only when the whole run has succeeded: a failed or interrupted run changes
+// no file that existed before it, and a commit that fails half way restores what it replaced.
+
+// outputs stages the files of one run.
+type outputs struct {
+	files  []string // final paths, in the order written (the run summary lists them)
+	staged []staged // parallel to files
+	inputs []string // files the run reads: no output may replace one
+	retire []string // files removed at commit (a model folder's old model.json)
+	dirs   []string // folders this run created, removed on failure when empty
+}
+
+// staged is one output waiting for the commit.
+type staged struct {
+	flag string // the flag that names the file (for messages)
+	tmp  string // the content, beside the final file (or in os.TempDir for a special file)
+	// special: the final path is a device, pipe or socket (-json /dev/stdout): the content is
+	// copied into it at commit instead of replacing it.
+	special bool
+}
+
+// input records files the run reads; empty paths are ignored.
+func (o *outputs) input(paths ...string) {
+	for _, p := range paths {
+		if p != "" {
+			o.inputs = append(o.inputs, p)
+		}
+	}
+}
+
+// write stages the output path (named by -flag): fn writes the file's content to the
+// temporary path it is given, which has path's extension (the writers choose the format by
+// it). write refuses a path that is an input of the run or an earlier output, however the two
+// are spelled.
+func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
+	for _, in := range o.inputs {
+		if samePath(path, in) {
+			return badInput("choose another output name", "-%s %q would overwrite the input %q", flag, clip(path), clip(in))
+		}
+	}
+	for _, f := range o.files {
+		if samePath(path, f) {
+			return badInput("give every output its own file name", "-%s %q is also another output of this run (%q)", flag, clip(path), clip(f))
+		}
+	}
+	mode := os.FileMode(0o644)
+	fi, statErr := os.Stat(path)
+	special := statErr == nil && !fi.Mode().IsRegular() && !fi.IsDir()
+	dir := fileDir(path)
+	if special {
+		dir = os.TempDir()
+	} else if statErr == nil {
+		mode = fi.Mode().Perm() // a replaced file keeps its permission bits
+	}
+	f, err := os.CreateTemp(dir, ".glle-bench-*"+filepath.Ext(path))
+	if err != nil {
+		return writeError(flag, path, err)
+	}
+	tmp := f.Name()
+	f.Close()
+	stage(tmp, true)
+	if err := fn(tmp); err != nil {
+		os.Remove(tmp)
+		stage(tmp, false)
+		return writeError(flag, path, err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		os.Remove(tmp)
+		stage(tmp, false)
+		return writeError(flag, path, err)
+	}
+	o.files = append(o.files, path)
+	o.staged = append(o.staged, staged{flag: flag, tmp: tmp, special: special})
+	return nil
+}
+
+// retireAtCommit removes path (if present) at commit, before the staged files are renamed.
+func (o *outputs) retireAtCommit(path string) { o.retire = append(o.retire, path) }
+
+// mkdir creates dir (and missing parents) and remembers what it created.
+func (o *outputs) mkdir(flagName, dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return badInput("choose a folder path", "-%s %q: %s is not a folder", flagName, clip(dir), clip(d))
+			}
+			break
+		}
+		missing = append(missing, d)
+		if p := filepath.Dir(d); p == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badInput("choose a writable folder", "-%s %q cannot be created (%v)", flagName, clip(dir), unwrapPath(err))
+	}
+	for _, d := range missing {
+		stage(d, true)
+	}
+	o.dirs = append(o.dirs, missing...) // deepest first
+	return nil
+}
+
+// done ends the run: after an error it removes what the run staged or created (cleanup) and
+// returns err; otherwise it commits the staged files.
+func (o *outputs) done(err error) error {
+	if err == nil {
+		err = o.commit()
+	}
+	if err != nil {
+		o.cleanup()
+	}
+	return err
+}
+
+// replaced is one step of a commit: path now holds the new content (or was removed), and the
+// file it held before, if any, is at bak.
+type replaced struct{ path, bak string }
+
+// commit puts the staged files in place: special files first (their content is copied in),
+// then the retired files are removed and the staged files renamed onto their paths, in the
+// order written. Every file a step replaces is first kept under a hidden name (a hard link,
+// or a rename where links fail); when a step fails, the steps before it are undone, so the
+// folder holds what it held before the run, and the error is returned. A forced exit (a
+// second signal) waits for the commit.
+func (o *outputs) commit() (err error) {
+	staging.Lock()
+	staging.committing = true
+	staging.Unlock()
+	defer func() {
+		staging.Lock()
+		staging.committing = false
+		staging.Unlock()
+	}()
+	for i, s := range o.staged {
+		if s.special {
+			if err := copyInto(o.files[i], s.tmp); err != nil {
+				return writeError(s.flag, o.files[i], err)
+			}
+		}
+	}
+	var done []replaced
+	defer func() {
+		if err != nil {
+			err = undo(done, err)
+			return
+		}
+		for _, r := range done {
+			if r.bak != "" {
+				os.Remove(r.bak)
+			}
+		}
+	}()
+	for _, p := range o.retire {
+		bak, err := keep(p)
+		if err != nil {
+			return writeError("model", p, err)
+		}
+		if bak == "" {
+			continue // nothing to retire
+		}
+		done = append(done, replaced{p, bak})
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return writeError("model", p, err)
+		}
+	}
+	dirs := map[string]bool{}
+	for i, s := range o.staged {
+		path := o.files[i]
+		if s.special {
+			continue
+		}
+		bak, err := keep(path)
+		if err != nil {
+			return writeError(s.flag, path, err)
+		}
+		if err := os.Rename(s.tmp, path); err != nil {
+			if bak != "" {
+				os.Rename(bak, path) // a rename-made backup goes back; a link is simply dropped
+				os.Remove(bak)
+			}
+			return writeError(s.flag, path, err)
+		}
+		done = append(done, replaced{path, bak})
+		dirs[fileDir(path)] = true
+	}
+	for i, s := range o.staged {
+		if s.special {
+			os.Remove(s.tmp)
+		}
+		stage(s.tmp, false)
+		o.staged[i].tmp = ""
+	}
+	for d := range dirs {
+		dataio.SyncDir(d)
+	}
+	for _, d := range o.dirs {
+		stage(d, false)
+	}
+	o.staged, o.retire, o.dirs = nil, nil, nil
+	return nil
+}
+
+// keep makes a hidden copy of the file at path before a commit replaces it: a hard link
+// beside it, or, where the file system refuses links, the file itself renamed. It returns ""
+// when path does not exist.
+func keep(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err == nil && fi.IsDir():
+		return "", errors.New("is a folder")
+	}
+	f, err := os.CreateTemp(fileDir(path), ".glle-bench-*.bak")
+	if err != nil {
+		return "", err
+	}
+	bak := f.Name()
+	f.Close()
+	os.Remove(bak)
+	if err := os.Link(path, bak); err == nil {
+		return bak, nil
+	}
+	if err := os.Rename(path, bak); err != nil {
+		return "", err
+	}
+	return bak, nil
+}
+
+// undo reverts the steps of a failed commit, latest first, and returns cause, extended when
+// a step cannot be reverted.
+func undo(done []replaced, cause error) error {
+	var lost []string
+	for i := len(done) - 1; i >= 0; i-- {
+		r := done[i]
+		var err error
+		if r.bak != "" {
+			err = os.Rename(r.bak, r.path)
+		} else {
+			err = os.Remove(r.path)
+		}
+		if err != nil {
+			lost = append(lost, fmt.Sprintf("%s (previous content kept at %s)", r.path, r.bak))
+		}
+	}
+	if len(lost) > 0 {
+		return fmt.Errorf("%w; restoring %s failed", cause, strings.Join(lost, ", "))
+	}
+	return cause
+}
+
+// copyInto writes the content of the file src into the existing special file path.
+func copyInto(path, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// cleanup removes the staged files and the folders this run created (when empty); files that
+// existed before the run are never touched.
+func (o *outputs) cleanup() {
+	for _, s := range o.staged {
+		if s.tmp != "" {
+			os.Remove(s.tmp)
+			stage(s.tmp, false)
+		}
+	}
+	for _, d := range o.dirs {
+		os.Remove(d) // only succeeds when empty
+		stage(d, false)
+	}
+	o.staged, o.dirs = nil, nil
+}
+
+// staging lists the temporary files and new folders of the running command, so that a forced
+// exit can remove them.
+var staging struct {
+	sync.Mutex
+	paths      map[string]bool
+	committing bool
+}
+
+func stage(path string, on bool) {
+	staging.Lock()
+	defer staging.Unlock()
+	if staging.paths == nil {
+		staging.paths = map[string]bool{}
+	}
+	if on {
+		staging.paths[path] = true
+	} else {
+		delete(staging.paths, path)
+	}
+}
+
+// abandonStaged removes every staged file and new (empty) folder for a forced exit, with a
+// staged file's own temporary when the exit interrupts its write (dataio.AtomicWrite writes
+// ".<name>.tmp*" beside it). It returns false, removing nothing, while a commit runs.
+func abandonStaged() bool {
+	staging.Lock()
+	defer staging.Unlock()
+	if staging.committing {
+		return false
+	}
+	inner := func(p string) {
+		dir, base := filepath.Split(p)
+		if tmps, err := filepath.Glob(filepath.Join(dir, "."+base+".tmp*")); err == nil {
+			for _, t := range tmps {
+				os.Remove(t)
+			}
+		}
+	}
+	var dirs []string
+	for p := range staging.paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+			continue
+		}
+		inner(p)
+		os.Remove(p)
+		inner(p) // a write that finished in between
+	}
+	// Deepest first (longest path first), so that parents are empty when their turn comes.
+	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) })
+	for _, d := range dirs {
+		os.Remove(d) // only succeeds when empty
+	}
+	staging.paths = nil
+	return true
+}
+
+// checkWritable fails unless a file can be created or replaced at path (without changing it):
+// its folder must exist and accept new files, the name must fit the folder, path must not be
+// a folder, and an existing regular file must not be read-only.
+func checkWritable(flagName, path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return badInput("give a file name", "-%s %q is a folder", flagName, clip(path))
+	case err == nil && !fi.Mode().IsRegular():
+		return nil // a device or pipe (-json /dev/stdout) is written into at commit
+	case err == nil && fi.Mode().Perm()&0o222 == 0:
+		return badInput("make it writable (chmod u+w) or choose another name", "-%s %q is read-only", flagName, clip(path))
+	}
+	dir := fileDir(path)
+	if dfi, err := os.Stat(dir); err != nil || !dfi.IsDir() {
+		return badInput("create the folder first or choose another path", "-%s %q: folder %s does not exist", flagName, clip(path), clip(dir))
+	}
+	// Probe with the file name itself when it is free (a name the folder cannot hold fails
+	// here, not after the computation), else with a temporary name beside it.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.CreateTemp(dir, ".glle-bench-probe*")
+	}
+	if err != nil {
+		return badInput("choose a writable folder and file name", "-%s %q cannot be written (%v)", flagName, clip(path), unwrapPath(err))
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return nil
+}
+
+// checkAllWritable runs checkWritable on every (flag, path) pair with a non-empty path.
+func checkAllWritable(pairs ...[2]string) error {
+	for _, p := range pairs {
+		if p[1] != "" {
+			if err := checkWritable(p[0], p[1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// genWritable lists, for checkAllWritable, the -out file, the last (longest) of gens
+// generation files beside it and the analysis files.
+func genWritable(out string, gens int, a analysisOpts, plot bool) [][2]string {
+	pairs := [][2]string{{"out", out}}
+	if gens > 0 {
+		pairs = append(pairs, [2]string{"out", genPath(out, gens-1)})
+	}
+	for _, p := range a.outputs(out, plot) {
+		pairs = append(pairs, [2]string{"out", p})
+	}
+	return pairs
+}
+
+// samePath reports whether a and b name the same file: equal after cleaning, equal once made
+// absolute with symbolic links resolved (as far as the path exists), or one file reached
+// through two names (hard links).
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) || resolvedPath(a) == resolvedPath(b) {
+		return true
+	}
+	fa, ea := os.Stat(a)
+	fb, eb := os.Stat(b)
+	return ea == nil && eb == nil && os.SameFile(fa, fb)
+}
+
+// resolvedPath is p made absolute with its symbolic links resolved as the kernel resolves
+// them (a ".." after a link goes up from the link's target), as far as p exists.
+func resolvedPath(p string) string {
+	if !filepath.IsAbs(p) {
+		if wd, err := os.Getwd(); err == nil {
+			p = wd + string(filepath.Separator) + p // no Clean: ".." must follow the links
+		}
+	}
+	return resolveExisting(p)
+}
+
+// resolveExisting resolves the symbolic links of the longest leading part of p that exists
+// and appends the rest.
+func resolveExisting(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	i := strings.LastIndexByte(p, filepath.Separator)
+	switch {
+	case i < 0:
+		return filepath.Clean(p)
+	case i == 0:
+		return filepath.Clean(p)
+	}
+	return filepath.Join(resolveExisting(p[:i]), p[i+1:])
+}
+
+// fileDir is the folder a file at path lives in, as the kernel resolves it: unlike
+// filepath.Dir, a ".." after a symbolic link goes up from the link's target.
+func fileDir(path string) string {
+	i := strings.LastIndexByte(path, filepath.Separator)
+	switch {
+	case i < 0:
+		return resolveExisting(".")
+	case i == 0:
+		return string(filepath.Separator)
+	}
+	return resolveExisting(path[:i])
+}
