@@ -23,9 +23,50 @@ type Saved struct {
 	Shift float64
 }
 
-// Saved returns the parts of m that Restore needs.
+// Saved returns the parts of m that Restore needs (for a Model not made by Fit or Restore,
+// whatever its fields hold, which Restore then checks).
 func (m *Model) Saved() Saved {
+	shift := 0.0
+	if m.st.emb != nil {
+		shift = m.st.emb.shift()
+	}
 	return Saved{Method: m.Method, K: m.K, Dim: m.Dim, Reg: m.Reg, RegMode: m.RegMode, Scaling: m.Scaling,
 		DirectRidge: m.directRidge, X: m.X, Neighbors: m.Neighbors, Weights: m.Weights, Sigma: m.Sigma,
-		Embedding: m.Embedding, Eigenvalues: m.Eigenvalues, Shift: m.st.emb.shift()}
+		Embedding: m.Embedding, Eigenvalues: m.Eigenvalues, Shift: shift}
+}
+
+// madeFor is what Fit or Restore built a Model's sampler state for.
+type madeFor struct {
+	ok           bool
+	method       Method
+	n, d, k, dim int
+}
+
+// seal records what m's state was built for; usable compares against it.
+func (m *Model) seal() {
+	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim}
+}
+
+// usable fails with an *InputError unless m was made by Fit or Restore and the exported
+// fields the samplers, the eigensolver and Transform rely on still match what its state was
+// built for (a caller may have edited them).
+func (m *Model) usable() error {
+	f := m.st.made
+	switch {
+	case !f.ok || m.st.emb == nil:
+		return inputErr("the model was not made by Fit or Restore: fit it, or restore it from its Saved parts")
+	case m.Method != f.method || m.N != f.n || m.D != f.d || m.K != f.k || m.Dim != f.dim:
+		return inputErr("the model's Method, N, D, K or Dim was changed after the fit (%s, n %d, d %d, k %d, dim %d; built for %s, %d, %d, %d, %d): refit, or restore it from Saved",
+			m.Method, m.N, m.D, m.K, m.Dim, f.method, f.n, f.d, f.k, f.dim)
+	case len(m.Neighbors) != f.n*f.k || len(m.Weights) != f.n*f.k:
+		return inputErr("the model's Neighbors or Weights were replaced (%d/%d entries, want %d): refit, or restore it from Saved", len(m.Neighbors), len(m.Weights), f.n*f.k)
+	case (f.method == EM || f.method == EMPaper) && len(m.Sigma) != f.n:
+		return inputErr("the model's Sigma was replaced (%d entries, want %d): refit, or restore it from Saved", len(m.Sigma), f.n)
+	case m.Embedding == nil:
+		return inputErr("the model's Embedding was removed: refit, or restore it from Saved")
+	}
+	if r, c := m.Embedding.Dims(); r != f.n || c != f.dim {
+		return inputErr("the model's Embedding was replaced by a %dx%d matrix (want %dx%d): refit, or restore it from Saved", r, c, f.n, f.dim)
+	}
+	return nil
 }

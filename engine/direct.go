@@ -170,9 +170,13 @@ func directPoint(ws *work, perp *kernels.Perp, x []float64, d int, xi, y []float
 	km1 := k - 1
 	perp.Restrict(ws.c, ws.a, ws.t)
 	copy(ws.r, ws.c[:km1*km1])
-	jitter := 1e-12 * kernels.Trace(ws.c, km1) / float64(km1)
+	tr := kernels.Trace(ws.c, km1)
+	if !(tr > 0) || math.IsInf(tr, 0) {
+		return false, false // no scale to jitter against: a zero or non-finite matrix
+	}
+	jitter := 1e-12 * tr / float64(km1)
 	for !kernels.Cholesky(ws.r, km1) {
-		if jittered && jitter > 1e-2*kernels.Trace(ws.c, km1) {
+		if jittered && !(jitter <= 1e-2*tr) {
 			return true, false
 		}
 		jittered = true

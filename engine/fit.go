@@ -44,6 +44,8 @@ type state struct {
 
 	perp kernels.Perp
 	emb  *embedCache
+	// made records what Fit or Restore built the state for (Model.usable).
+	made madeFor
 
 	// genMu guards genW, the weight buffer Generate reuses (N*K; fresh memory costs page
 	// faults: 0.12 s for the 80 MB at n = 1M on the reference machine).
@@ -266,6 +268,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 		return nil, err
 	}
 	m.Report.closeStages(tFit)
+	m.seal()
 	return m, nil
 }
 

@@ -81,6 +81,11 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	if n <= 0 || d <= 0 || k <= 0 {
 		return e
 	}
+	if memoryOverflows(n, d, k, p, solver, nnzL) {
+		// The byte counts below would overflow int64: no machine holds such a fit.
+		e.Peak, e.PeakStage = math.MaxInt64, "knn"
+		return e
+	}
 	N, D, K, P := int64(n), int64(d), int64(k), int64(max(p, 1))
 	e.Refined = nnzM >= 0 && nnzL >= 0
 	if nnzM < 0 {
@@ -160,8 +165,25 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	return e
 }
 
+// memoryOverflows reports whether estimateMemory's largest products (in bytes, with a margin
+// of 2^8 for their sums and constant factors) leave int64's range; it works in float64.
+func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
+	N, D, K, P := float64(n), float64(d), float64(k), float64(max(p, 1))
+	if nnzL < 0 {
+		nnzL = 0
+	}
+	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), nnzLCoef*K*math.Pow(N, 1+nnzLExp), float64(nnzL))
+	if solver == SolverDense {
+		big = max(big, N*N)
+	}
+	return big*8*256 > math.MaxInt64
+}
+
 // String is a one-line summary, e.g. "1.2 GB (at eigensolve: L 800 MB, M 100 MB, ...)".
 func (e MemoryEstimate) String() string {
+	if e.Peak == math.MaxInt64 {
+		return "more than 8 EiB (beyond int64)"
+	}
 	return fmt.Sprintf("%s at the %s stage (L %s with nnz(L) = %d, M %s, Krylov basis %s, kNN %s)",
 		FormatBytes(e.Peak), e.PeakStage, FormatBytes(e.L), e.NNZL, FormatBytes(e.M), FormatBytes(e.Krylov), FormatBytes(e.KNN))
 }

@@ -1,15 +1,17 @@
 package engine
 
 import (
-	"gonum.org/v1/gonum/mat"
-	"time"
-
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"glle/kernels"
 	"glle/parallel"
+	"glle/sparse"
 )
 
 // drawPoint writes one draw of point i's weights with covariance scale a into dst (length k),
@@ -85,6 +87,9 @@ func checkScale(a float64) error {
 // into dst (length N*K, aligned with Neighbors). Point i's draw depends only on
 // (seed, generation, i).
 func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, generation int, a float64) error {
+	if err := m.usable(); err != nil {
+		return err
+	}
 	if err := checkScale(a); err != nil {
 		return err
 	}
@@ -94,13 +99,43 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 	if len(dst) != m.N*m.K {
 		return inputErr("weights buffer has length %d, want N*K = %d", len(dst), m.N*m.K)
 	}
-	return forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
+	err := forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			st := kernels.NewStream(seed, generation, i)
 			m.drawPoint(ws, i, &st, a, dst[i*m.K:(i+1)*m.K])
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if j, bad := firstNonFiniteIn(dst); bad {
+		return inputErr("generation %d: the weights drawn for point %d overflow float64 at covariance scale a = %g: use a smaller covariance scale", generation, j/m.K, a)
+	}
+	return nil
+}
+
+// firstNonFiniteIn returns the index of the first NaN or infinite value of x.
+func firstNonFiniteIn(x []float64) (int, bool) {
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// firstNonFinite returns the position and value of the first NaN or infinite entry of A.
+func firstNonFinite(A *mat.Dense) (i, j int, v float64, bad bool) {
+	r, c := A.Dims()
+	for i = 0; i < r; i++ {
+		for j = 0; j < c; j++ {
+			if v = A.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return i, j, v, true
+			}
+		}
+	}
+	return 0, 0, 0, false
 }
 
 // Frame selects the basis in which Generate returns a generated embedding.
@@ -148,6 +183,9 @@ func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a flo
 // GenerateIn is Generate with the frame of the returned embedding chosen by frame. The
 // report's eigenvalues belong to the eigenvectors whose span the embedding is.
 func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a float64, frame Frame) (*mat.Dense, *Report, error) {
+	if err := m.usable(); err != nil {
+		return nil, nil, err
+	}
 	if frame != FrameBase && frame != FrameEigen {
 		return nil, nil, inputErr("unknown frame %d: use FrameBase or FrameEigen", int(frame))
 	}
@@ -168,6 +206,9 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 	}
 	rep.stage("draw", tDraw)
 	Y, vals, er, err := m.st.emb.embed(ctx, w, m.Embedding, func(Progress) {}, rep)
+	if errors.Is(err, sparse.ErrNonFinite) {
+		return nil, nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g overflow the eigensolve (%v): use a smaller covariance scale", generation, a, err)}
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("generation %d: %w", generation, err)
 	}
@@ -239,11 +280,12 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 
 // Gamma writes point i's weight covariance Gamma_i (K x K, row-major) into dst for the direct
 // methods: Q (Q^T A_i Q)^{-1} Q^T for Direct, (X_i^T X_i + Y_i^T Y_i + ridge I)^{-1} (Eq. (35))
-// for DirectPaper. It returns false, leaving dst alone, for the other methods.
+// for DirectPaper. It returns false, leaving dst alone, for the other methods, for i outside
+// [0, N), for dst shorter than K*K and for a model not made by Fit or Restore.
 func (m *Model) Gamma(i int, dst []float64) bool {
 	k := m.K
-	if len(dst) < k*k || i < 0 || i >= m.N {
-		panic("engine: gamma index or buffer out of range")
+	if len(dst) < k*k || i < 0 || i >= m.N || m.usable() != nil {
+		return false
 	}
 	switch m.Method {
 	case Direct:

@@ -20,6 +20,9 @@ import (
 // this is not exact: every copy gets the embedding of the lowest-index copy, which the other
 // copies' embeddings equal only to the eigensolver's accuracy.
 func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
 	if Xnew == nil || Xnew.IsEmpty() {
 		return nil, inputErr("no points to transform: pass at least one row")
 	}
@@ -96,15 +99,44 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		if v < 0 || int(v) >= n || int(v) == i/k {
 			return nil, inputErr("incompatible model: neighbour entry %d (point %d) is %d, outside [0, %d) or the point itself", i, i/k, v, n)
 		}
+		for _, u := range sv.Neighbors[i-i%k : i] {
+			if u == v {
+				return nil, inputErr("incompatible model: point %d lists neighbour %d twice", i/k, v)
+			}
+		}
 	}
 	for i, v := range sv.Weights {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, inputErr("incompatible model: weight entry %d is %v", i, v)
 		}
 	}
+	if sv.Method != EMPaper { // the other methods' mean weights are LLE weights: rows sum to 1
+		for i := 0; i < n; i++ {
+			s := 0.0
+			for _, v := range sv.Weights[i*k : (i+1)*k] {
+				s += v
+			}
+			if !(math.Abs(s-1) <= 1e-9) { // saved weights sum to 1 to round-off (about 1e-15)
+				return nil, inputErr("incompatible model: the weights of point %d sum to %g, not 1", i, s)
+			}
+		}
+	}
 	em := sv.Method == EM || sv.Method == EMPaper
 	if em != (sv.Sigma != nil) || (em && len(sv.Sigma) != n) {
 		return nil, inputErr("incompatible model: method %s needs %s sigma values, got %d", sv.Method, map[bool]string{true: fmt.Sprint(n), false: "no"}[em], len(sv.Sigma))
+	}
+	for i, v := range sv.Sigma {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (sv.Method == EM && v < 0) {
+			return nil, inputErr("incompatible model: sigma of point %d is %v (want a finite value, non-negative for em)", i, v)
+		}
+	}
+	for _, A := range []struct {
+		name string
+		m    *mat.Dense
+	}{{"training data X", sv.X}, {"embedding", sv.Embedding}} {
+		if i, j, v, bad := firstNonFinite(A.m); bad {
+			return nil, inputErr("incompatible model: the %s has a non-finite value (%v) at row %d, column %d", A.name, v, i, j)
+		}
 	}
 	x := mat.DenseCopyOf(sv.X)
 	m := &Model{
@@ -137,5 +169,6 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		m.st.emb.sp = newSparseEmbed(m, s.Solver)
 		m.st.emb.sp.baseShift = sv.Shift
 	}
+	m.seal()
 	return m, nil
 }

@@ -49,6 +49,9 @@ func (m *Model) TransformSample(ctx context.Context, Xnew *mat.Dense, seed uint6
 // disjoint from the training points' (0 .. N-1), so a new point's draw depends only on (seed,
 // generation, its row index) and not on the worker count. The method must be generative.
 func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense, seed uint64, generation int, a float64) (*mat.Dense, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
 	if !m.Method.Generative() {
 		return nil, inputErr("method %s has no stochastic weights to sample: use Transform, or fit em, direct, em-paper or direct-paper", m.Method)
 	}
@@ -62,6 +65,9 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 	if Ytrain != nil {
 		if r, c := Ytrain.Dims(); r != m.N || c != m.Dim {
 			return nil, inputErr("the training embedding is %dx%d, want N x Dim = %dx%d", r, c, m.N, m.Dim)
+		}
+		if i, j, v, bad := firstNonFinite(Ytrain); bad {
+			return nil, inputErr("the training embedding has a non-finite value (%v) at row %d, column %d: pass the embedding Generate returned", v, i, j)
 		}
 		ytr = Ytrain
 	}
@@ -128,6 +134,9 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 	if nb > 0 {
 		return nil, &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
 			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, ex)}
+	}
+	if i, ok := firstNonFiniteIn(out); ok {
+		return nil, inputErr("new point %d: its drawn weights overflow float64 at covariance scale a = %g: use a smaller covariance scale", i/p, a)
 	}
 	return mat.NewDense(q, p, out), nil
 }

@@ -207,7 +207,7 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 	normA := res.NormA
 	if normA == 0 || math.IsNaN(normA) || math.IsInf(normA, 0) {
 		if normA != 0 {
-			return res, fmt.Errorf("sparse: Smallest: matrix has non-finite entries")
+			return res, fmt.Errorf("sparse: Smallest: %w", ErrNonFinite)
 		}
 		normA = 1 // the zero matrix: any shift works
 	}

@@ -48,7 +48,7 @@ func DenseSmallest(n int, a []float64, nev int, deflate [][]float64) (EigResult,
 		normA = max(normA, s)
 	}
 	if math.IsNaN(normA) || math.IsInf(normA, 0) {
-		return res, fmt.Errorf("sparse: DenseSmallest: matrix has non-finite entries")
+		return res, fmt.Errorf("sparse: DenseSmallest: %w", ErrNonFinite)
 	}
 	b := make([]float64, n*n)
 	copy(b, a)

@@ -2,6 +2,8 @@ package sparse
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -95,6 +97,10 @@ const rhoSkip = 0.25
 // estimates sigma + 1/theta of the NEV+1 smallest eigenvalues, ascending. It returns a new
 // shift and true to stop this run for a re-shift.
 type reshiftHook func(lam []float64) (float64, bool)
+
+// ErrNonFinite is wrapped by the errors of eigensolves that met non-finite values: in the
+// matrix, or produced by its factorization (overflow, e.g. from weights of enormous magnitude).
+var ErrNonFinite = errors.New("non-finite values in the matrix or its factorization (overflow)")
 
 type lanczosRun struct {
 	values, residuals []float64
@@ -277,8 +283,9 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 			beta = nrm
 			tnorm = max(tnorm, math.Abs(alpha), beta)
 			breakdown := !(beta > 1e-12*tnorm) // invariant subspace (or NaN, caught below)
-			if math.IsNaN(alpha) || math.IsNaN(beta) {
-				panic("sparse: Lanczos: operator produced NaN")
+			if math.IsNaN(alpha) || math.IsNaN(beta) || math.IsInf(alpha, 0) || math.IsInf(beta, 0) {
+				out.err = fmt.Errorf("sparse: Lanczos: the operator produced a non-finite vector: %w", ErrNonFinite)
+				return out
 			}
 			if breakdown {
 				beta = 0

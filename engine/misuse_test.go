@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"glle/bench"
+)
+
+// wantInputError fails unless err is an *InputError whose message contains want.
+func wantInputError(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, want) {
+		t.Errorf("%s: got %v (%T), want an InputError mentioning %q", what, err, err, want)
+	}
+}
+
+// within runs fn and fails the test when it does not return within d (a hang, not a result).
+func within(t *testing.T, what string, d time.Duration, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+		return nil
+	}
+}
+
+// TestModelMisuse: a zero-value Model, a fitted Model whose exported fields were edited, and
+// out-of-range arguments give an *InputError (or false from Gamma), never a panic.
+func TestModelMisuse(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1)
+	Q, _ := bench.SwissRoll(10, 2)
+
+	var zero Model
+	_, _, err := zero.Generate(ctx, 1, 0, 1)
+	wantInputError(t, "zero Model Generate", err, "not made by Fit or Restore")
+	_, err = zero.Transform(ctx, Q)
+	wantInputError(t, "zero Model Transform", err, "not made by Fit or Restore")
+	_, err = (&Model{Method: EM, N: 50, D: 3, K: 10, Dim: 2}).TransformSample(ctx, Q, 1, 0, 1)
+	wantInputError(t, "hand-built Model TransformSample", err, "not made by Fit or Restore")
+	err = (&Model{Method: EM, N: 50, D: 3, K: 10, Dim: 2}).SampleWeights(ctx, make([]float64, 500), 1, 0, 1)
+	wantInputError(t, "hand-built Model SampleWeights", err, "not made by Fit or Restore")
+	if zero.Gamma(0, make([]float64, 100)) {
+		t.Error("zero Model: Gamma returned true")
+	}
+	_ = zero.Saved() // must not panic
+
+	m := mustFit(t, X, settingsFor(LLE))
+	m.Method = EM
+	_, _, err = m.Generate(ctx, 1, 0, 1)
+	wantInputError(t, "LLE model edited to EM", err, "changed after the fit")
+	m = mustFit(t, X, settingsFor(LLE))
+	m.Method = Direct
+	_, err = m.TransformSample(ctx, Q, 1, 0, 1)
+	wantInputError(t, "LLE model edited to Direct", err, "changed after the fit")
+
+	m = mustFit(t, X, settingsFor(EM))
+	emb := m.Embedding
+	m.Embedding = nil
+	_, err = m.Transform(ctx, Q)
+	wantInputError(t, "Embedding removed", err, "Embedding was removed")
+	m.Embedding = mat.NewDense(10, 2, nil)
+	_, _, err = m.Generate(ctx, 1, 0, 1)
+	wantInputError(t, "Embedding replaced", err, "10x2")
+	m.Embedding = emb
+
+	for _, c := range []struct {
+		i, n int
+	}{{-1, 100}, {m.N, 100}, {0, 5}} {
+		if m.Gamma(c.i, make([]float64, c.n)) {
+			t.Errorf("Gamma(%d, len %d) returned true", c.i, c.n)
+		}
+	}
+	if Method(99).Generative() || Method(-1).Generative() {
+		t.Error("an unknown method reports itself generative")
+	}
+
+	// A training embedding with a NaN.
+	Y := mat.DenseCopyOf(m.Embedding)
+	Y.Set(4, 1, math.NaN())
+	_, err = m.TransformSampleOnto(ctx, Q, Y, 1, 0, 1)
+	wantInputError(t, "NaN training embedding", err, "non-finite")
+}
+
+// TestHugeCovarianceScale: scales so large that the draws or the eigensolve overflow are an
+// *InputError naming the covariance scale (the Lanczos iteration panicked on NaN before).
+func TestHugeCovarianceScale(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1)
+	Q, _ := bench.SwissRoll(20, 2)
+	for _, c := range []struct {
+		meth Method
+		a    float64
+	}{{EM, 1e125}, {Direct, 1e115}, {EMPaper, math.MaxFloat64}, {Direct, math.MaxFloat64}} {
+		m := mustFit(t, X, settingsFor(c.meth))
+		_, _, err := m.Generate(ctx, 1, 0, c.a)
+		wantInputError(t, c.meth.String()+" Generate at a = huge", err, "covariance scale")
+		if c.meth == EMPaper {
+			err = m.SampleWeights(ctx, make([]float64, m.N*m.K), 1, 0, c.a)
+			wantInputError(t, "em-paper SampleWeights at MaxFloat64", err, "overflow")
+			_, err = m.TransformSample(ctx, Q, 1, 0, c.a)
+			wantInputError(t, "em-paper TransformSample at MaxFloat64", err, "overflow")
+		}
+	}
+}
+
+// TestRestoreRejectsCorruptParts: Restore checks every part it is given (these hung in the
+// direct sampler's jitter loop, or surfaced later as panics or untyped errors).
+func TestRestoreRejectsCorruptParts(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1)
+	fits := map[Method]*Model{}
+	for _, meth := range []Method{EM, Direct} {
+		fits[meth] = mustFit(t, X, settingsFor(meth))
+	}
+	cases := []struct {
+		name string
+		meth Method
+		edit func(sv *Saved)
+		want string
+	}{
+		{"Inf in X", Direct, func(sv *Saved) { sv.X = mat.DenseCopyOf(sv.X); sv.X.Set(3, 1, math.Inf(1)) }, "training data X has a non-finite value"},
+		{"weights x 1e300", Direct, func(sv *Saved) {
+			w := append([]float64(nil), sv.Weights...)
+			for i := range w {
+				w[i] *= 1e300
+			}
+			sv.Weights = w
+		}, "sum to"},
+		{"NaN in the embedding", EM, func(sv *Saved) { sv.Embedding = mat.DenseCopyOf(sv.Embedding); sv.Embedding.Set(0, 0, math.NaN()) }, "embedding has a non-finite value"},
+		{"negative sigma", EM, func(sv *Saved) { sv.Sigma = append([]float64(nil), sv.Sigma...); sv.Sigma[5] = -1 }, "sigma of point 5"},
+		{"repeated neighbour", EM, func(sv *Saved) {
+			nb := append([]int32(nil), sv.Neighbors...)
+			nb[7*sv.K+3] = nb[7*sv.K+1]
+			sv.Neighbors = nb
+		}, "twice"},
+	}
+	for _, c := range cases {
+		sv := fits[c.meth].Saved()
+		c.edit(&sv)
+		err := within(t, c.name, 20*time.Second, func() error {
+			_, err := Restore(ctx, sv, 2, SolverAuto)
+			return err
+		})
+		wantInputError(t, c.name, err, c.want)
+	}
+}
+
+// TestMemoryEstimateSaturates: sizes whose byte counts overflow int64 give a saturated
+// estimate, which CheckFit refuses (they were reported as a few MiB before).
+func TestMemoryEstimateSaturates(t *testing.T) {
+	if e := EstimateMemory(1<<30, 3, 1<<30-1, 2, Direct); e.Peak != math.MaxInt64 {
+		t.Errorf("EstimateMemory(2^30, k = 2^30 - 1): peak %d, want saturation", e.Peak)
+	}
+	for _, c := range []struct {
+		n, d int
+		s    Settings
+	}{
+		{1 << 20, 3, Settings{K: 1<<20 - 1, Method: DirectPaper, MaxMemory: 1 << 30}},
+		{1000, 1 << 58, Settings{MaxMemory: 1 << 30}},
+	} {
+		wantInputError(t, "CheckFit of an impossible size", CheckFit(c.n, c.d, c.s), "memory limit")
+	}
+	// Ordinary sizes are not affected: n = 1M, k = 10 fits in a few GiB.
+	if e := EstimateMemory(1_000_000, 3, 10, 2, EM); e.Peak <= 0 || e.Peak > 16<<30 {
+		t.Errorf("EstimateMemory(1M, 3, 10): peak %d", e.Peak)
+	}
+}
