@@ -99,20 +99,17 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 	if len(dst) != m.N*m.K {
 		return inputErr("weights buffer has length %d, want N*K = %d", len(dst), m.N*m.K)
 	}
-	err := forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
+	return forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			st := kernels.NewStream(seed, generation, i)
 			m.drawPoint(ws, i, &st, a, dst[i*m.K:(i+1)*m.K])
 		}
+		// While the draws are in cache: sqrt(a sigma_i) or sqrt(a) times a draw can overflow.
+		if _, bad := firstNonFiniteIn(dst[lo*m.K : hi*m.K]); bad {
+			return inputErr("generation %d: the weights drawn at covariance scale a = %g overflow float64: use a smaller covariance scale", generation, a)
+		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if j, bad := firstNonFiniteIn(dst); bad {
-		return inputErr("generation %d: the weights drawn for point %d overflow float64 at covariance scale a = %g: use a smaller covariance scale", generation, j/m.K, a)
-	}
-	return nil
 }
 
 // firstNonFiniteIn returns the index of the first NaN or infinite value of x.
