@@ -240,7 +240,7 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 			if chk-chk != 0 { // NaN or an infinity; or an overflow of finite values
 				for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
 					if v := b.val[q]; math.IsNaN(v) || math.IsInf(v, 0) {
-						return fmt.Errorf("sparse: BPattern.Fill: non-finite weight in row %d", a)
+						return fmt.Errorf("sparse: BPattern.Fill: weight in row %d: %w", a, ErrNonFinite)
 					}
 				}
 			}

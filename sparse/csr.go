@@ -466,7 +466,7 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 			}
 			for _, v := range vals {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("sparse: Fill: non-finite value in row %d of M (non-finite weights?)", a)
+					return fmt.Errorf("sparse: Fill: row %d of M: %w", a, ErrNonFinite)
 				}
 			}
 		}
@@ -574,7 +574,7 @@ func (p *MPattern) fillPlanned(ctx context.Context, w []float64, workers int) er
 			}
 			for _, v := range vals {
 				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("sparse: Fill: non-finite value in row %d of M (non-finite weights?)", a)
+					return fmt.Errorf("sparse: Fill: row %d of M: %w", a, ErrNonFinite)
 				}
 			}
 		}

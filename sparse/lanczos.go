@@ -98,8 +98,9 @@ const rhoSkip = 0.25
 // shift and true to stop this run for a re-shift.
 type reshiftHook func(lam []float64) (float64, bool)
 
-// ErrNonFinite is wrapped by the errors of eigensolves that met non-finite values: in the
-// matrix, or produced by its factorization (overflow, e.g. from weights of enormous magnitude).
+// ErrNonFinite is wrapped by the errors of assemblies and eigensolves that met non-finite
+// values: in the weights or the matrix, or produced by its factorization (overflow, e.g. from
+// weights of enormous magnitude).
 var ErrNonFinite = errors.New("non-finite values in the matrix or its factorization (overflow)")
 
 type lanczosRun struct {
