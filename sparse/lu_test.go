@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -566,7 +565,7 @@ func TestBPattern(t *testing.T) {
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
 		w2 := append([]float64(nil), w...)
 		w2[17] = bad
-		if err := bp.Fill(ctx, w2, 2); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "row 3") {
+		if err := bp.Fill(ctx, w2, 2); !errors.Is(err, ErrNonFinite) {
 			t.Fatalf("Fill with a weight %v: error %v", bad, err)
 		}
 	}
