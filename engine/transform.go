@@ -23,26 +23,11 @@ func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, err
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
-	if Xnew == nil || Xnew.IsEmpty() {
-		return nil, inputErr("no points to transform: pass at least one row")
-	}
-	q, d := Xnew.Dims()
-	if d != m.D {
-		return nil, inputErr("the new points have %d columns but the model was fitted on %d: pass data with the training columns", d, m.D)
-	}
-	xq := mat.DenseCopyOf(Xnew).RawMatrix().Data
-	var err error
-	for i := 0; i < q; i++ {
-		for c := 0; c < d; c++ {
-			if v := xq[i*d+c]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, inputErr("new point %d has a non-finite value (%v) in column %d: remove or impute it", i, v, c)
-			}
-		}
-	}
-	if xq, err = m.scaleQuery(xq, d); err != nil {
+	xq, q, err := m.newPoints(Xnew)
+	if err != nil {
 		return nil, err
 	}
-	k, p := m.K, m.Dim
+	k, p, d := m.K, m.Dim, m.D
 	idx, dist, err := knn.Query(ctx, m.st.x, m.N, d, xq, q, k, knn.Options{Workers: m.st.workers})
 	if err != nil {
 		return nil, err
@@ -105,10 +90,8 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 			}
 		}
 	}
-	for i, v := range sv.Weights {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, inputErr("incompatible model: weight entry %d is %v", i, v)
-		}
+	if i, bad := firstNonFiniteIn(sv.Weights); bad {
+		return nil, inputErr("incompatible model: weight entry %d is %v", i, sv.Weights[i])
 	}
 	if sv.Method != EMPaper { // the other methods' mean weights are LLE weights: rows sum to 1
 		for i := 0; i < n; i++ {

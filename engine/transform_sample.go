@@ -150,15 +150,10 @@ func (m *Model) newPoints(Xnew *mat.Dense) ([]float64, int, error) {
 	if d != m.D {
 		return nil, 0, inputErr("the new points have %d columns but the model was fitted on %d: pass data with the training columns", d, m.D)
 	}
-	xq := mat.DenseCopyOf(Xnew).RawMatrix().Data
-	for i := 0; i < q; i++ {
-		for c := 0; c < d; c++ {
-			if v := xq[i*d+c]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, 0, inputErr("new point %d has a non-finite value (%v) in column %d: remove or impute it", i, v, c)
-			}
-		}
+	if i, c, v, bad := firstNonFinite(Xnew); bad {
+		return nil, 0, inputErr("new point %d has a non-finite value (%v) in column %d: remove or impute it", i, v, c)
 	}
-	xq, err := m.scaleQuery(xq, d)
+	xq, err := m.scaleQuery(mat.DenseCopyOf(Xnew).RawMatrix().Data, d)
 	if err != nil {
 		return nil, 0, err
 	}
