@@ -203,12 +203,11 @@ func (o *outputs) commit() (err error) {
 		done = append(done, replaced{path, bak})
 		dirs[fileDir(path)] = true
 	}
-	for i, s := range o.staged {
+	for _, s := range o.staged {
 		if s.special {
 			os.Remove(s.tmp)
 		}
 		stage(s.tmp, false)
-		o.staged[i].tmp = ""
 	}
 	for d := range dirs {
 		dataio.SyncDir(d)
@@ -291,10 +290,8 @@ func copyInto(path, src string) error {
 // existed before the run are never touched.
 func (o *outputs) cleanup() {
 	for _, s := range o.staged {
-		if s.tmp != "" {
-			os.Remove(s.tmp)
-			stage(s.tmp, false)
-		}
+		os.Remove(s.tmp) // a temporary a failed commit already renamed is gone: harmless
+		stage(s.tmp, false)
 	}
 	for _, d := range o.dirs {
 		os.Remove(d) // only succeeds when empty
