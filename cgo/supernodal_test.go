@@ -1,4 +1,4 @@
-//go:build !purego
+//go:build cgo && !purego
 
 package cgo
 
@@ -160,6 +160,8 @@ func TestSupernodeSplitMatchesWhole(t *testing.T) {
 		want := append([]float64(nil), y0...)
 		refBackward(s, want)
 		for i := range want {
+			// Triangular solves with random +-0.5 entries grow the solution (|y| up to 2.5e6 at
+			// w = 700) and the relative error with it: measured 4.5e-12 (w = 700); 1e-10 is 22x.
 			if math.Abs(split[i]-want[i]) > 1e-10*math.Max(1, math.Abs(want[i])) {
 				t.Fatalf("w=%d mu=%d: backward y[%d] = %v, want %v", c.w, c.mu, i, split[i], want[i])
 			}
