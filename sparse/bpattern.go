@@ -21,22 +21,28 @@ import (
 // A BPattern is not safe for concurrent use.
 type BPattern struct {
 	n, k         int
-	order, label []int32   // row r is point order[r]; point i is row label[i]
-	nbr          []int32   // n*k neighbours in internal labels
-	comps        int       // connected components of the neighbour graph
-	rowPtr       []int     // n+1
-	colIdx       []int32   // sorted within each row, diagonal included
-	fwd          []int32   // per entry (a, c): slot s = a*k+j with nbr[s] = c (B[a][c] = -w[s]); slotNone(n, k) none, slotDiag(n, k) diagonal
-	rev          []int32   // per entry (a, c): slot s = c*k+j with nbr[s] = a (B[c][a] = -w[s]); slotNone(n, k) none, slotDiag(n, k) diagonal
-	val          []float64 // B[a][c] per entry
-	valT         []float64 // B[c][a] per entry
-	wbuf         []float64 // weights in internal order, then 0 (slot none) and -1 (slot diag): B[a][c] = 0 - wbuf[fwd] for every entry
-	tmp          []float64 // MulVec scratch
-	normM        float64   // ||B^T B||_inf of the current values, -1 until NormInf computes it
+	order, label []int32      // row r is point order[r]; point i is row label[i]
+	nbr          []int32      // n*k neighbours in internal labels
+	comps        int          // connected components of the neighbour graph
+	rowPtr       []int        // n+1
+	colIdx       []int32      // sorted within each row, diagonal included
+	fwd          []int32      // per entry (a, c): slot s = a*k+j with nbr[s] = c (B[a][c] = -w[s]); slotNone(n, k) none, slotDiag(n, k) diagonal
+	rev          []int32      // per entry (a, c): slot s = c*k+j with nbr[s] = a (B[c][a] = -w[s]); slotNone(n, k) none, slotDiag(n, k) diagonal
+	val          []float64    // B[a][c] per entry
+	valT         []float64    // B[c][a] per entry
+	wbuf         []float64    // weights in internal order, then 0 (slot none) and -1 (slot diag): B[a][c] = 0 - wbuf[fwd] for every entry
+	tmp          []float64    // MulVec scratch
+	tmpV         [][]float64  // MulVecs scratch: the views of tmp
+	one          [2][]float64 // MulVec scratch: dst and x as one-vector lists (cleared after use)
+	normM        float64      // ||B^T B||_inf of the current values, -1 until NormInf computes it
 	workers      int
-	r1, bound    []float64 // per row: ||B[i][:]||_1 and NormInf's row-sum bound (set by Fill)
-	boundOK      bool      // bound holds the current values' bounds (a Fill succeeded)
-	pairs        []colVal  // NormInf scratch: one row's contributions
+	r1, bound    []float64     // per row: ||B[i][:]||_1 and NormInf's row-sum bound (set by Fill)
+	boundOK      bool          // bound holds the current values' bounds (a Fill succeeded)
+	pairs        []colVal      // NormInf scratch: one row's contributions
+	cand         []int32       // NormInf scratch: candidate rows, capacity normCandMax+1
+	norm         []normScratch // normAll scratch, one per worker (sized on first use)
+	normMax      []float64     // normAll scratch: each worker's largest row sum
+	bad          []int         // Fill scratch: per worker, the smallest point with a non-finite weight
 }
 
 // NewBPattern builds the pattern of B + B^T for the neighbour graph nbr (n*k entries, as for
@@ -181,8 +187,10 @@ func (b *BPattern) N() int { return b.n }
 func (b *BPattern) NNZ() int { return b.rowPtr[b.n] }
 
 // Fill sets the values of B = I - W for the weights w (n*k, point order, aligned with the
-// neighbour graph as for MPattern.Fill). Non-finite weights return an error. The same two
-// passes compute NormInf's row-sum bounds (see there), which then costs only its exact sums.
+// neighbour graph as for MPattern.Fill). Non-finite weights return an error wrapping
+// ErrNonFinite that names the smallest point, in the caller's numbering, with a non-finite
+// weight (the same for any worker count). The same two passes compute NormInf's row-sum
+// bounds (see there), which then costs only its exact sums.
 func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	n, k := b.n, b.k
 	if len(w) != n*k {
@@ -222,7 +230,17 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	}
 	// Every entry without a branch: the diagonal's slots hold -1 and the missing entries' 0, so
 	// the diagonal adds |-1| ||B[a][:]||_1 = r1[a] to the bound and a missing B[c][a] nothing.
-	err = parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
+	// A row with a non-finite value does not stop its worker: each records the smallest such
+	// point, so that the one reported does not depend on which worker meets one first.
+	nw := parallel.Workers(workers)
+	if len(b.bad) < nw {
+		b.bad = make([]int, nw)
+	}
+	bad := b.bad[:nw]
+	for i := range bad {
+		bad[i] = n
+	}
+	err = parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
 		for a := lo; a < hi; a++ {
 			u := 0.0
 			chk := 0.0 // sum of the row's values: not finite if one of them is not (checked once)
@@ -237,12 +255,10 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 				chk += v
 				val[q], valT[q] = v, 0-wr
 			}
-			if chk-chk != 0 { // NaN or an infinity; or an overflow of finite values
-				for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-					if v := b.val[q]; math.IsNaN(v) || math.IsInf(v, 0) {
-						return fmt.Errorf("sparse: BPattern.Fill: weight in row %d: %w", a, ErrNonFinite)
-					}
-				}
+			// NaN or an infinity; or an overflow of finite values. Row a's values are point
+			// order[a]'s weights (and the diagonal's 1).
+			if chk-chk != 0 && !finite(val) {
+				bad[wk] = min(bad[wk], int(b.order[a]))
 			}
 			bound[a] = u
 		}
@@ -251,13 +267,20 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	if err != nil {
 		return err
 	}
+	if i := slices.Min(bad); i < n {
+		return fmt.Errorf("sparse: BPattern.Fill: weight of point %d: %w", i, ErrNonFinite)
+	}
 	b.boundOK = true
 	return nil
 }
 
 // MulVec sets dst = M x = B^T (B x) (internal order) with the current values, on the
 // pattern's workers; the result does not depend on their number. It implements SymMatrix.
-func (b *BPattern) MulVec(dst, x []float64) { b.MulVecs([][]float64{dst}, [][]float64{x}) }
+func (b *BPattern) MulVec(dst, x []float64) {
+	b.one = [2][]float64{dst, x}
+	b.MulVecs(b.one[0:1], b.one[1:2])
+	b.one = [2][]float64{} // keep no reference to the caller's vectors
+}
 
 // MulVecs sets dst[t] = M x[t] for every t in one pass over B's entries and one over B^T's.
 // Two vectors are interleaved first, so that each column's gather reads both in one cache
@@ -271,7 +294,10 @@ func (b *BPattern) MulVecs(dst, x [][]float64) {
 	if len(b.tmp) < n*len(x) {
 		b.tmp = make([]float64, n*len(x))
 	}
-	tmp := make([][]float64, len(x))
+	if len(b.tmpV) < len(x) {
+		b.tmpV = make([][]float64, len(x))
+	}
+	tmp := b.tmpV[:len(x)]
 	for t := range x {
 		if len(dst[t]) != n || len(x[t]) != n {
 			panic("sparse: BPattern.MulVecs: length mismatch")
@@ -306,9 +332,15 @@ func (b *BPattern) NormInf() float64 {
 	// The exact sum of the row with the largest bound is a first lower bound of the norm; only
 	// rows whose bound reaches it can hold the maximum.
 	lower := b.rowSum(top)
-	var cand []int32
+	if b.cand == nil {
+		b.cand = make([]int32, 0, normCandMax+1)
+	}
+	cand := b.cand[:0]
 	for a, u := range bound {
 		if u >= lower && a != top {
+			if len(cand) > normCandMax {
+				break // too many: normAll below
+			}
 			cand = append(cand, int32(a))
 		}
 	}
@@ -339,19 +371,35 @@ func (b *BPattern) NormInf() float64 {
 // the maximum (weights of similar size everywhere).
 const normCandMax = 4096
 
+// normScratch is one worker's dense row accumulator for normAll: acc[j] is valid for the row
+// stamp[j] names, touched lists the columns of the current row.
+type normScratch struct {
+	acc     []float64
+	stamp   []int32
+	touched []int32
+}
+
 // normAll returns max_a sum_c |M[a][c]| over all rows, each accumulated in a dense per-worker
 // array whose entries are claimed by a per-row stamp (at n = 200k about 45 ms on two workers).
+// The arrays are allocated on the first call and kept.
 func (b *BPattern) normAll() float64 {
 	n, k, nw := b.n, b.k, min(b.workers, b.n)
 	nb, w, none := b.nbr, b.wbuf, slotNone(b.n, b.k)
-	maxes := make([]float64, nw)
+	for len(b.norm) < nw {
+		b.norm = append(b.norm, normScratch{acc: make([]float64, n), stamp: make([]int32, n),
+			touched: make([]int32, 0, 256)})
+	}
+	if len(b.normMax) < nw {
+		b.normMax = make([]float64, nw)
+	}
+	maxes := b.normMax[:nw]
 	_ = parallel.For(context.Background(), n, nw, func(_ context.Context, wk, lo, hi int) error {
-		acc := make([]float64, n)
-		stamp := make([]int32, n)
+		sc := &b.norm[wk]
+		acc, stamp := sc.acc, sc.stamp
 		for i := range stamp {
-			stamp[i] = -1
+			stamp[i] = -1 // stamps of the last call name rows of this one
 		}
-		touched := make([]int32, 0, 256)
+		touched := sc.touched[:0]
 		mx := 0.0
 		for a := lo; a < hi; a++ {
 			a32 := int32(a)
@@ -383,6 +431,7 @@ func (b *BPattern) normAll() float64 {
 			}
 			mx = max(mx, sum)
 		}
+		sc.touched = touched[:0] // keep a grown buffer
 		maxes[wk] = mx
 		return nil
 	})

@@ -77,7 +77,7 @@ func (f *Factor) solvePair(b *Factor, y []float64, nrhs int) {
 	if !f.parallelSolve() {
 		s := f.s
 		be := kernels.Current()
-		tmp := f.tmpBuf(s.maxUpdate * nrhs)
+		tmp := f.tmpBuf(blockTmpLen(s.maxUpdate, nrhs))
 		f.forwardRangeBlock(be, 0, s.ns, y, tmp, nrhs, nil, nil)
 		b.backwardRangeBlock(be, 0, s.ns, y, tmp, nrhs)
 		return
@@ -91,7 +91,7 @@ func (f *Factor) solvePair(b *Factor, y []float64, nrhs int) {
 func (f *Factor) forwardHalf(y []float64, nrhs int) {
 	if !f.parallelSolve() {
 		s := f.s
-		f.forwardRangeBlock(kernels.Current(), 0, s.ns, y, f.tmpBuf(s.maxUpdate*nrhs), nrhs, nil, nil)
+		f.forwardRangeBlock(kernels.Current(), 0, s.ns, y, f.tmpBuf(blockTmpLen(s.maxUpdate, nrhs)), nrhs, nil, nil)
 		return
 	}
 	f.forwardAll(y, nrhs)
@@ -148,7 +148,7 @@ func (f *Factor) backwardAll(b *Factor, y []float64, nrhs int) {
 	be := kernels.Current()
 	sc := &s.sched
 	if !f.parallelSolve() {
-		b.backwardRangeBlock(be, 0, s.ns, y, f.tmpBuf(s.maxUpdate*nrhs), nrhs)
+		b.backwardRangeBlock(be, 0, s.ns, y, f.tmpBuf(blockTmpLen(s.maxUpdate, nrhs)), nrhs)
 		return
 	}
 	p := f.plan()

@@ -23,6 +23,11 @@ type solvePlan struct {
 	acc    []float64   // the split backward steps' accumulator (splitter), grown on first use
 }
 
+// blockTmpLen is the gather buffer a block solve needs: the update rows of the widest
+// supernode, and at least one row, which the backward step uses for the solved row even when
+// no supernode has update rows (a dense matrix is one supernode).
+func blockTmpLen(maxUpdate, nrhs int) int { return max(maxUpdate, 1) * nrhs }
+
 // buffers returns the records and the per-worker gather buffers for nrhs right-hand sides,
 // growing them on the first solve of a wider block.
 func (p *solvePlan) buffers(nrhs, maxUpdate int) (recs []float64, tmps [][]float64) {
@@ -31,8 +36,8 @@ func (p *solvePlan) buffers(nrhs, maxUpdate int) (recs []float64, tmps [][]float
 		p.recs = make([]float64, nr)
 	}
 	for w := range p.tmps {
-		if cap(p.tmps[w]) < maxUpdate*nrhs {
-			p.tmps[w] = make([]float64, maxUpdate*nrhs)
+		if cap(p.tmps[w]) < blockTmpLen(maxUpdate, nrhs) {
+			p.tmps[w] = make([]float64, blockTmpLen(maxUpdate, nrhs))
 		}
 	}
 	return p.recs[:nr], p.tmps

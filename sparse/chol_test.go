@@ -199,6 +199,26 @@ func TestFactorRandom(t *testing.T) {
 					if a.n <= 300 {
 						compareDense(t, name, a, shift, x, b)
 					}
+					// Block solves: a dense matrix is one supernode without update rows
+					// (maxUpdate = 0), which the Go block kernels once sized their scratch by.
+					for _, nrhs := range []int{2, 5} {
+						bb := randVec(rng, a.n*nrhs)
+						xb := make([]float64, a.n*nrhs)
+						f.SolveMany(xb, bb, nrhs)
+						col, xc := make([]float64, a.n), make([]float64, a.n)
+						for j := 0; j < nrhs; j++ {
+							for i := range col {
+								col[i] = bb[i*nrhs+j]
+							}
+							f.Solve(xc, col)
+							for i := range xc {
+								// the same tolerance and reason as TestSolveManyAndAlias
+								if d := math.Abs(xc[i] - xb[i*nrhs+j]); d > 1e-10*(1+math.Abs(xc[i])) {
+									t.Fatalf("%s nrhs=%d: column %d row %d: %g vs %g", name, nrhs, j, i, xb[i*nrhs+j], xc[i])
+								}
+							}
+						}
+					}
 				}
 			}
 		}

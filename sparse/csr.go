@@ -34,6 +34,7 @@ type MPattern struct {
 	colIdx []int32   // nnz, sorted within each row
 	val    []float64 // nnz
 	mark   [][]int32 // one n-length scratch per worker
+	bad    []int     // Fill: per worker, the smallest point whose row of M is not finite (n: none)
 	// workers is the number of goroutines of the column maps (ToInternalCols).
 	workers int
 
@@ -405,8 +406,10 @@ func (p *MPattern) ensureScratch(workers int) {
 // slice, overwriting the previous values. Row a of M is accumulated as
 // sum_{i ∈ {a} ∪ R(a), ascending i} v_i[a] v_i, v_i = e_i - w_i the rows of I - W, so the
 // summation order is fixed: the values are bit-identical for any worker count and M is exactly
-// symmetric. workers <= 0 means GOMAXPROCS. Non-finite weights return an error (the values are
-// then unspecified).
+// symmetric. workers <= 0 means GOMAXPROCS. Non-finite weights (or values overflowing to an
+// infinity) return an error wrapping ErrNonFinite that names the smallest point, in the
+// caller's numbering, whose row of M is not finite (the same for any worker count); the values
+// are then unspecified.
 func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	n, k := p.n, p.k
 	if len(w) != n*k {
@@ -430,7 +433,8 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 	if p.pos != nil {
 		return p.fillPlanned(ctx, w, workers)
 	}
-	return parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
+	bad := p.resetBad(workers)
+	err := parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
 		mark := p.mark[wk]
 		for a := lo; a < hi; a++ {
 			if (a-lo)&1023 == 0 {
@@ -464,14 +468,57 @@ func (p *MPattern) Fill(ctx context.Context, w []float64, workers int) error {
 					vals[mark[b]] -= c * ws[j]
 				}
 			}
-			for _, v := range vals {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("sparse: Fill: row %d of M: %w", a, ErrNonFinite)
-				}
+			if !finite(vals) {
+				bad[wk] = min(bad[wk], p.point(a))
 			}
 		}
 		return nil
 	})
+	return p.badErr(err, bad)
+}
+
+// resetBad returns the per-worker record of non-finite rows for a Fill on workers goroutines,
+// every entry n (none). A failing row does not stop its worker, so that every row is checked
+// and the reported point does not depend on which worker fails first.
+func (p *MPattern) resetBad(workers int) []int {
+	if len(p.bad) < workers {
+		p.bad = make([]int, workers)
+	}
+	bad := p.bad[:workers]
+	for i := range bad {
+		bad[i] = p.n
+	}
+	return bad
+}
+
+// badErr returns Fill's error: err (the context's) if set, else the non-finite row error for
+// the smallest point bad records, else nil.
+func (p *MPattern) badErr(err error, bad []int) error {
+	if err != nil {
+		return err
+	}
+	if i := slices.Min(bad); i < p.n {
+		return fmt.Errorf("sparse: Fill: row of M for point %d: %w", i, ErrNonFinite)
+	}
+	return nil
+}
+
+// point returns the caller's number of stored row a.
+func (p *MPattern) point(a int) int {
+	if p.order == nil {
+		return a
+	}
+	return int(p.order[a])
+}
+
+// finite reports whether every value of v is finite.
+func finite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // PrepareRefill precomputes, for every row of M, where each contribution of Fill lands, so that
@@ -542,7 +589,8 @@ func (p *MPattern) PrepareRefill(ctx context.Context, workers int) error {
 func (p *MPattern) fillPlanned(ctx context.Context, w []float64, workers int) error {
 	n, k := p.n, p.k
 	rowPtr, val, revPtr, revIdx, posPtr, pos := p.rowPtr, p.val, p.revPtr, p.revIdx, p.posPtr, p.pos
-	return parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
+	bad := p.resetBad(workers)
+	err := parallel.For(ctx, n, workers, func(ctx context.Context, wk, lo, hi int) error {
 		for a := lo; a < hi; a++ {
 			if (a-lo)&1023 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -572,14 +620,13 @@ func (p *MPattern) fillPlanned(ctx context.Context, w []float64, workers int) er
 					q++
 				}
 			}
-			for _, v := range vals {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("sparse: Fill: row %d of M: %w", a, ErrNonFinite)
-				}
+			if !finite(vals) {
+				bad[wk] = min(bad[wk], p.point(a))
 			}
 		}
 		return nil
 	})
+	return p.badErr(err, bad)
 }
 
 // N is the order of M.

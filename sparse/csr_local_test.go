@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -350,6 +351,50 @@ func TestInternalCols(t *testing.T) {
 				// Consistent lengths, but one row short of the pattern.
 				local.FromInternalCols(make([]float64, n-1), [][]float64{make([]float64, n-1)})
 			}()
+		}
+	}
+}
+
+// TestMPatternFillNonFinitePoint: a non-finite weight of point i spoils the rows of M of the
+// points S_i = {i} ∪ N(i) (every entry of v_i v_i^T in them meets it); Fill names the smallest
+// such point over all bad weights, in the caller's numbering, for any worker count, with and
+// without the refill plan and the breadth-first relabelling.
+func TestMPatternFillNonFinitePoint(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(61, 62))
+	const n, k = 3000, 10
+	nbr := randomGraph(rng, n, k)
+	w := randomWeights(rng, n, k)
+	want := n
+	for q, i := range []int{2900, 1700} {
+		w[i*k+3] = []float64{math.Inf(1), math.NaN()}[q]
+		want = min(want, i)
+		for _, c := range nbr[i*k : i*k+k] {
+			want = min(want, int(c))
+		}
+	}
+	wantMsg := fmt.Sprintf("point %d:", want)
+	for _, local := range []bool{false, true} {
+		for _, workers := range []int{1, 2, 5} {
+			for _, plan := range []bool{false, true} {
+				name := fmt.Sprintf("local=%v workers=%d plan=%v", local, workers, plan)
+				newPattern := NewMPattern
+				if local {
+					newPattern = NewMPatternLocal
+				}
+				p, err := newPattern(ctx, n, k, nbr, workers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if plan {
+					if err := p.PrepareRefill(ctx, workers); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := p.Fill(ctx, w, workers); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), wantMsg) {
+					t.Fatalf("%s: error %v, want ErrNonFinite naming %q", name, err, wantMsg)
+				}
+			}
 		}
 	}
 }

@@ -62,7 +62,10 @@ type EigOptions struct {
 	// after an invariant subspace is found). Default 0, a fixed seed.
 	Seed uint64
 	// Shift fixes the shift sigma; 0 selects it automatically (see ShiftScale). A fixed shift is
-	// never adapted, but still retried once more negative if the factorization fails.
+	// never adapted, but still retried once more negative if the factorization fails: a
+	// negative shift at 1000 times its value, a positive one at the automatic start
+	// -ShiftScale ||A||_inf (for a positive semidefinite A, a positive shift above the smallest
+	// eigenvalue makes A - sigma I indefinite, and a larger one cannot mend that).
 	Shift float64
 	// Workers is the number of goroutines of the long-vector operations (orthogonalisation,
 	// Ritz vectors, residuals); <= 0 means GOMAXPROCS. The results do not depend on it.
@@ -80,6 +83,10 @@ type EigOptions struct {
 	Vectors [][]float64
 
 	boundOnly bool // tests: stop on the residual bound only (see Tol)
+	// tests: the automatic rule starts at -startScale ||A||_inf (0: ShiftScale). With
+	// ShiftFloor = ShiftScale a re-shift never moves towards zero from the default start
+	// (its target is at most -ShiftFloor ||A||_inf), so only a larger start reaches it.
+	startScale float64
 }
 
 // ShiftScale, ShiftFloor and MaxReshifts parameterise the automatic shift rule of
@@ -106,8 +113,9 @@ type EigOptions struct {
 //  3. a call with EigOptions.StartShift (e.g. the base fit's final shift, for a generation of
 //     similar spectrum) begins there instead of sigma0 when it is closer to zero;
 //  4. if a factorization fails (not positive definite), retry once with a shift 1000 times
-//     more negative (for an adaptive re-shift: fall back to the previous, working shift and
-//     stop adapting); a second failure returns a *ShiftError.
+//     more negative, or at -ShiftScale ||A||_inf when the failed shift was not negative (an
+//     EigOptions.Shift >= 0); for an adaptive re-shift: fall back to the previous, working
+//     shift and stop adapting. A second failure returns a *ShiftError.
 const (
 	ShiftScale  = 1e-14
 	ShiftFloor  = 1e-14
@@ -187,9 +195,12 @@ func NewEigensolver(a SymMatrix, op Operator) *Eigensolver {
 	return &Eigensolver{a: a, op: op, lz: NewLanczos(a.N())}
 }
 
-// Smallest computes the opts.NEV smallest eigenpairs of the matrix orthogonal to opts.Deflate,
-// choosing the shift by the rule documented at ShiftScale unless opts.Shift is set. The eigenvalues are back-transformed
-// from the Ritz values nu of (A - sigma I)^{-1} as lambda = sigma + 1/nu. Errors:
+// Smallest computes the opts.NEV smallest eigenpairs of the matrix orthogonal to opts.Deflate:
+// for M = (I - W)^T (I - W) of paper Eq. (39) with the constant vector deflated, the
+// eigenproblem M Y = Y (Lambda / n) of Eq. (41) whose eigenvectors are the embedding. It
+// chooses the shift by the rule documented at ShiftScale unless opts.Shift is set. The
+// eigenvalues are back-transformed from the Ritz values nu of (A - sigma I)^{-1} as
+// lambda = sigma + 1/nu. Errors:
 // *NotConvergedError (result holds the unconverged approximations), *ShiftError, context
 // errors, and plain errors for invalid options.
 func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult, error) {
@@ -227,7 +238,11 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 	auto := opts.Shift == 0
 	sigma := opts.Shift
 	if auto {
-		sigma = -ShiftScale * normA
+		scale := ShiftScale
+		if opts.startScale > 0 {
+			scale = opts.startScale
+		}
+		sigma = -scale * normA
 		if opts.StartShift < 0 && opts.StartShift > sigma {
 			sigma = opts.StartShift // e.g. the base fit's adapted shift, for a generation
 		}
@@ -236,8 +251,12 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 		if isCtx(err) {
 			return res, err
 		}
+		// Retry more negative. A - sigma I is positive definite for every sigma below the
+		// smallest eigenvalue of the positive semidefinite A, so a failed sigma >= 0 (a fixed
+		// shift above that eigenvalue: A - sigma I indefinite) is retried below zero, at the
+		// automatic start, not at 1000 sigma, which would move it further into the spectrum.
 		retry := sigma * 1000
-		if sigma == 0 {
+		if sigma >= 0 {
 			retry = -ShiftScale * normA
 		}
 		if rerr := setShift(retry); rerr != nil {
@@ -276,6 +295,15 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			fillResult(&res, run, sigma, n)
 			return res, run.err
 		}
+		if run.reshift != 0 && cfg.maxOps < cfg.nev {
+			// The run stopped for a re-shift with (almost) the whole budget used: a new run
+			// could not take the NEV steps it needs for NEV Ritz pairs (with none left it would
+			// return none). Return this run's approximations instead, without re-factoring.
+			keepWanted(&run, cfg)
+			fillResult(&res, run, sigma, n)
+			res.TotalTime = time.Since(t0)
+			return res, notConverged(res, cfg, run.converged, normA, sigma)
+		}
 		if run.reshift != 0 {
 			prev := sigma
 			reshifts++
@@ -297,14 +325,34 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 		fillResult(&res, run, sigma, n)
 		res.TotalTime = time.Since(t0)
 		if run.converged < cfg.nev {
-			worst := 0.0
-			for _, r := range res.Residuals {
-				worst = max(worst, r/normA)
-			}
-			return res, &NotConvergedError{NEV: cfg.nev, Converged: run.converged, OpApplies: res.OpApplies,
-				Iterations: res.Iterations, Residual: worst, Shift: sigma}
+			return res, notConverged(res, cfg, run.converged, normA, sigma)
 		}
 		return res, nil
+	}
+}
+
+// notConverged returns the *NotConvergedError for the result res of a solve whose last run (at
+// shift sigma) converged on `converged` pairs.
+func notConverged(res EigResult, cfg eigConfig, converged int, normA, sigma float64) error {
+	worst := 0.0
+	for _, r := range res.Residuals {
+		worst = max(worst, r/normA)
+	}
+	return &NotConvergedError{NEV: cfg.nev, Converged: converged, OpApplies: res.OpApplies,
+		Iterations: res.Iterations, Residual: worst, Shift: sigma}
+}
+
+// keepWanted reduces the NEV+1 Ritz pairs of a run stopped for a re-shift to the NEV smallest
+// (the first NEV: theta descends, so sigma + 1/theta ascends), their vectors in the caller's
+// buffers (cfg.dst) where given, as a run's final pairs are.
+func keepWanted(run *lanczosRun, cfg eigConfig) {
+	k := min(cfg.nev, len(run.values))
+	run.values, run.residuals, run.vectors = run.values[:k], run.residuals[:k], run.vectors[:k]
+	for t := range run.vectors {
+		if t < len(cfg.dst) {
+			copy(cfg.dst[t], run.vectors[t])
+			run.vectors[t] = cfg.dst[t]
+		}
 	}
 }
 

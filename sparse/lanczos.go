@@ -48,7 +48,8 @@ func NewLanczos(n int) *Lanczos {
 // Solve runs the Lanczos process on op, whose shift sigma must already be set (op.SetShift),
 // for the opts.NEV eigenpairs of a closest above sigma and orthogonal to opts.Deflate, without
 // any shift selection (Eigensolver.Smallest adds it). opts.Shift is ignored. Errors as for
-// Eigensolver.Smallest, except *ShiftError.
+// Eigensolver.Smallest, except *ShiftError; a non-finite ||A||_inf (NaN or infinite entries)
+// returns an error wrapping ErrNonFinite.
 func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma float64, opts EigOptions) (EigResult, error) {
 	t0 := time.Now()
 	var res EigResult
@@ -61,8 +62,12 @@ func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma flo
 	}
 	res.NormA = a.NormInf()
 	normA := res.NormA
+	if math.IsNaN(normA) || math.IsInf(normA, 0) {
+		// Every residual test r <= tol * normA would pass: reject, as Smallest does.
+		return res, fmt.Errorf("sparse: Lanczos.Solve: ||A||_inf = %g: %w", normA, ErrNonFinite)
+	}
 	if normA == 0 {
-		normA = 1
+		normA = 1 // the zero matrix: any shift works
 	}
 	run := l.run(ctx, a, op, sigma, normA, cfg, cfg.start, nil)
 	res.Iterations, res.OpApplies, res.ApplyTime = run.restarts, run.ops, run.applyTime

@@ -148,3 +148,66 @@ func BenchmarkLUBlock(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBPatternMulVec is M x = B^T (B x) on B's pattern for one vector (MulVec, every
+// Lanczos step's residual product on the LU path) and for three (MulVecs, the true residuals
+// of NEV = 3 Ritz vectors).
+func BenchmarkBPatternMulVec(b *testing.B) {
+	const n = 100000
+	bp, _ := benchBPattern(b, n, false)
+	rng := rand.New(rand.NewPCG(5, 5))
+	x := [][]float64{randVec(rng, n), randVec(rng, n), randVec(rng, n)}
+	y := [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+	for _, nv := range []int{1, 3} {
+		b.Run(fmt.Sprintf("n=%d/vectors=%d", n, nv), func(b *testing.B) {
+			bp.MulVecs(y[:nv], x[:nv]) // sizes the scratch
+			b.ReportAllocs()
+			for b.Loop() {
+				if nv == 1 {
+					bp.MulVec(y[0], x[0])
+				} else {
+					bp.MulVecs(y, x)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBPatternNormInf is NormInf after a Fill (computed once per Fill, here every
+// iteration): for random weights (the bounds prune all but a few rows) and for uniform ones
+// (every row alike: normAll sums them all).
+func BenchmarkBPatternNormInf(b *testing.B) {
+	const n = 100000
+	for _, uniform := range []bool{false, true} {
+		bp, _ := benchBPattern(b, n, uniform)
+		b.Run(fmt.Sprintf("n=%d/uniform=%v", n, uniform), func(b *testing.B) {
+			bp.normM = -1
+			bp.NormInf() // sizes the scratch
+			b.ReportAllocs()
+			for b.Loop() {
+				bp.normM = -1 // what a Fill does
+				bp.NormInf()
+			}
+		})
+	}
+}
+
+// benchBPattern returns B's pattern for random sum-to-one weights (as benchGramLU) or uniform
+// weights 1/k on the same kNN graph (k = 10), filled.
+func benchBPattern(b *testing.B, n int, uniform bool) (*BPattern, []float64) {
+	b.Helper()
+	_, nb, w := knnWeights(rand.New(rand.NewPCG(uint64(n), 98)), n, 10, 0.1)
+	if uniform {
+		for i := range w {
+			w[i] = 0.1
+		}
+	}
+	bp, err := NewBPattern(context.Background(), n, 10, nb, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := bp.Fill(context.Background(), w, 0); err != nil {
+		b.Fatal(err)
+	}
+	return bp, w
+}

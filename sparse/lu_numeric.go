@@ -13,8 +13,16 @@ import (
 
 // PivotError reports a pivot of the unpivoted LU factorization that is too small to divide
 // by: the matrix needs pivoting (or a different ordering), which LUFactor does not do.
+//
+// A failed pivot stops the elimination of its supernode and of the supernodes that depend on
+// it; the independent parts of the elimination tree are still factored, and Column is the
+// smallest index over their failed pivots (the first of each supernode), so that it does not
+// depend on the worker count.
 type PivotError struct {
-	Column int     // original index of the column whose pivot failed
+	// Column is the original index of the column whose pivot failed: the index in the matrix
+	// given to Analyze, or for GramLU the caller's point (mapped through the BPattern's
+	// breadth-first relabelling).
+	Column int
 	Pivot  float64 // its value
 }
 
@@ -57,6 +65,20 @@ type LUFactor struct {
 	last     float64 // the computed last pivot (before replacement)
 	minPivot float64 // smallest |pivot| other than a replaced last one
 	valid    bool
+	// failed marks the supernodes whose elimination stopped at a failed pivot, their own or a
+	// descendant's (Factorize); fails holds per stack the failed pivot of smallest column.
+	failed []bool
+	fails  []pivotFail
+	// colMap maps the original index of a column to the index PivotError reports (GramLU: the
+	// BPattern's order); nil means the original index.
+	colMap []int32
+}
+
+// pivotFail is a failed pivot: its column as PivotError reports it (math.MaxInt: none) and its
+// value.
+type pivotFail struct {
+	col   int
+	pivot float64
 }
 
 // NewLUFactor allocates an LU factor for the symbolic analysis s of the CSR pattern
@@ -75,6 +97,8 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 		u:      solveView(s, ux),
 		stacks: make([][]float64, len(sc.stackLen)),
 		works:  make([][]float64, len(sc.stackLen)),
+		failed: make([]bool, s.ns),
+		fails:  make([]pivotFail, sc.workers+1),
 	}
 	f.u.y = f.l.y
 	f.u.sp = f.l.plan() // one parallel-solve plan serves both views
@@ -166,7 +190,8 @@ func (f *LUFactor) MinPivot() float64 { return f.minPivot }
 // of the analysed CSR pattern's stored entries (entry (i, j) holds A[i][j] in val and A[j][i]
 // in valT; only entries with j <= i are read). With singularLast the last pivot is replaced by
 // 1 (see LUFactor). It returns a *PivotError when a pivot (other than a replaced last one) is
-// below luPivotTol times the largest diagonal magnitude of A, and ctx.Err() when ctx is done.
+// below luPivotTol times the largest diagonal magnitude of A (the same error for any worker
+// count, see there), and ctx.Err() when ctx is done.
 func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularLast bool) error {
 	s := f.s
 	if len(val) != s.nnzIn || len(valT) != s.nnzIn {
@@ -185,12 +210,25 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	for i := range mins {
 		mins[i] = math.Inf(1)
 	}
+	clear(f.failed)
+	for i := range f.fails {
+		f.fails[i] = pivotFail{col: math.MaxInt}
+	}
 	f.gatherValues(val, valT)
 	err := s.eachNode(ctx, func(_ context.Context, t int32, st, nw int) error {
 		return f.node(t, st, nw, singularLast, &mins[st])
 	})
 	if err != nil {
 		return err
+	}
+	first := pivotFail{col: math.MaxInt}
+	for _, fl := range f.fails {
+		if fl.col < first.col {
+			first = fl
+		}
+	}
+	if first.col != math.MaxInt {
+		return &PivotError{Column: first.col, Pivot: first.pivot}
 	}
 	for _, m := range mins {
 		f.minPivot = math.Min(f.minPivot, m)
@@ -218,10 +256,18 @@ func (f *LUFactor) gatherValues(val, valT []float64) {
 }
 
 // node assembles, factors and updates supernode t (stack st, nw workers for the dense
-// kernels), lowering *minp to its smallest pivot magnitude.
+// kernels), lowering *minp to its smallest pivot magnitude. A failed pivot marks t failed and
+// is recorded in f.fails[st]; a node with a failed child is skipped and marked failed (a
+// child's update is read only by its parent, so nothing reads the missing updates).
 func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) error {
 	s := f.s
 	sc := &s.sched
+	for _, c := range sc.children[t] {
+		if f.failed[c] {
+			f.failed[t] = true
+			return nil
+		}
+	}
 	c0, w, m := s.nodeShape(t)
 	mu := m - w
 	pl := f.l.lx[s.lxPtr[t]:s.lxPtr[t+1]]
@@ -248,7 +294,15 @@ func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) e
 	isLast := singularLast && c0+w == s.n
 	j, d := f.panel(pl, pu, m, w, st, nw, isLast)
 	if j >= 0 {
-		return &PivotError{Column: s.perm[c0+j], Pivot: d}
+		f.failed[t] = true
+		col := s.perm[c0+j]
+		if f.colMap != nil {
+			col = int(f.colMap[col])
+		}
+		if fl := &f.fails[st]; col < fl.col {
+			*fl = pivotFail{col: col, pivot: d}
+		}
+		return nil
 	}
 	for k := 0; k < w; k++ {
 		if isLast && k == w-1 {

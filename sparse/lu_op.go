@@ -8,10 +8,11 @@ import (
 	"glle/parallel"
 )
 
-// GramLU is the Operator x -> M^+ x for M = B^T B, B = I - W the matrix of a BPattern, for x
-// orthogonal to the constant vector: the shift-invert operator at shift 0 of M restricted to
-// the complement of its null vector, for weights that sum to one (each row of B sums to zero)
-// on a connected graph. It factors B itself (LUFactor, no pivoting) on the pattern of B + B^T,
+// GramLU is the Operator x -> M^+ x for M = B^T B (paper Eq. (39)), B = I - W the matrix of a
+// BPattern, for x orthogonal to the constant vector: the shift-invert operator at shift 0 of M
+// restricted to the complement of its null vector, for weights that sum to one (each row of B
+// sums to zero) on a connected graph. SolveLU solves with it the embedding eigenproblem
+// M Y = Y (Lambda / n) of Eq. (41). It factors B itself (LUFactor, no pivoting) on the pattern of B + B^T,
 // whose fill is several times smaller than that of M's Cholesky factor, and whose condition
 // number is the square root of M's: the operator is also more accurate than (M - sigma I)^{-1}.
 //
@@ -53,7 +54,9 @@ func NewGramLU(ctx context.Context, b *BPattern, opts SymbolicOptions) (*GramLU,
 		return nil, err
 	}
 	sym.orderTime += dt
-	return &GramLU{b: b, sym: sym, fac: NewLUFactor(sym, b.rowPtr, b.colIdx), ctx: ctx,
+	fac := NewLUFactor(sym, b.rowPtr, b.colIdx)
+	fac.colMap = b.order // PivotError names the caller's point
+	return &GramLU{b: b, sym: sym, fac: fac, ctx: ctx,
 		u: make([]float64, b.n), y: make([]float64, b.n)}, nil
 }
 
@@ -70,7 +73,8 @@ func (g *GramLU) Factor() *LUFactor { return g.fac }
 func (g *GramLU) N() int { return g.b.n }
 
 // SetShift factors B with its current values; sigma must be 0. It returns a *PivotError when
-// B needs pivoting (see LUFactor.Factorize), or the context's error.
+// B needs pivoting (see LUFactor.Factorize; its Column is the caller's point), or the
+// context's error.
 func (g *GramLU) SetShift(sigma float64) error {
 	g.ok = false
 	if sigma != 0 {
@@ -141,8 +145,9 @@ func (g *GramLU) Apply(dst, x []float64) {
 	})
 }
 
-// SolveLU runs Lanczos on g at shift 0 for the opts.NEV smallest eigenpairs of a (M itself, for
-// the true residuals) orthogonal to opts.Deflate, which must hold the constant vector. It
+// SolveLU runs Lanczos on g at shift 0 for the opts.NEV smallest eigenpairs of a (M of
+// Eq. (39) itself, for the true residuals) orthogonal to opts.Deflate, which must hold the
+// constant vector: the eigenproblem of Eq. (41). It
 // factors B once (SetShift(0)); errors as Lanczos.Solve, plus SetShift's.
 func (g *GramLU) SolveLU(ctx context.Context, l *Lanczos, a SymMatrix, opts EigOptions) (EigResult, error) {
 	t0 := time.Now()
