@@ -40,11 +40,13 @@ type madeFor struct {
 	ok           bool
 	method       Method
 	n, d, k, dim int
+	reg          float64
+	regMode      RegMode
 }
 
 // seal records what m's state was built for; usable compares against it.
 func (m *Model) seal() {
-	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim}
+	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim, reg: m.Reg, regMode: m.RegMode}
 }
 
 // usable fails with an *InputError unless m was made by Fit or Restore and the exported
@@ -58,6 +60,9 @@ func (m *Model) usable() error {
 	case m.Method != f.method || m.N != f.n || m.D != f.d || m.K != f.k || m.Dim != f.dim:
 		return inputErr("the model's Method, N, D, K or Dim was changed after the fit (%s, n %d, d %d, k %d, dim %d; built for %s, %d, %d, %d, %d): refit, or restore it from Saved",
 			m.Method, m.N, m.D, m.K, m.Dim, f.method, f.n, f.d, f.k, f.dim)
+	case m.Reg != f.reg || m.RegMode != f.regMode: // != is true for a NaN Reg
+		return inputErr("the model's Reg or RegMode was changed after the fit (%v, %v; built for %v, %v): refit with the new value, or restore it from Saved",
+			m.Reg, m.RegMode, f.reg, f.regMode)
 	case len(m.Neighbors) != f.n*f.k || len(m.Weights) != f.n*f.k:
 		return inputErr("the model's Neighbors or Weights were replaced (%d/%d entries, want %d): refit, or restore it from Saved", len(m.Neighbors), len(m.Weights), f.n*f.k)
 	case (f.method == EM || f.method == EMPaper) && len(m.Sigma) != f.n:

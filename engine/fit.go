@@ -31,7 +31,7 @@ type state struct {
 
 	// EM and EMPaper: orthonormal basis (k x rank[i], stride k*rmax) of the directions the
 	// posterior pins; EM draws sqrt(a sigma_i) Pi_i xi, EMPaper sqrt(a |sigma_i|)(I - V V^T) xi.
-	rank  []int8
+	rank  []int32
 	basis []float64
 	rmax  int
 
@@ -142,6 +142,10 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("dim = %d but the data has only d = %d columns: need dim < d", s.Dim, d)
 	case s.Dim >= n-1:
 		return inputErr("dim = %d needs more than %d points: use more points or a smaller dim", s.Dim, s.Dim+1)
+	case s.Method == EM && d >= s.K-1 && s.Dim >= s.K-1:
+		// With d >= k - 1 a point's fibre is empty and EM falls back to the fibre of its
+		// local dim-dimensional PCA (fibreBasis), which is empty too unless dim <= k - 2.
+		return inputErr("em with d = %d >= k - 1 = %d needs dim <= k - 2 (dim = %d): use k >= %d, a smaller dim, or the direct method", d, s.K-1, s.Dim, s.Dim+2)
 	case !(s.Reg > 0) || math.IsInf(s.Reg, 0):
 		return inputErr("reg = %v: the regularization must be a positive finite number", s.Reg)
 	case s.EMIters < 1:
@@ -309,7 +313,7 @@ func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool)
 	em := s.Method == EM
 	if em {
 		m.st.rmax = max(min(d, k-1), s.Dim)
-		m.st.rank = make([]int8, n)
+		m.st.rank = make([]int32, n)
 		m.st.basis = make([]float64, n*k*m.st.rmax)
 	}
 	type counts struct{ zero, extra, fallback int }
@@ -350,7 +354,7 @@ func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool)
 					continue
 				}
 				r, fb := fibreBasis(ws, m.st.basis[i*k*m.st.rmax:(i+1)*k*m.st.rmax], s.Dim)
-				m.st.rank[i] = int8(r)
+				m.st.rank[i] = int32(r)
 				if fb {
 					c.fallback++
 				}

@@ -106,10 +106,10 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	switch method {
 	case EM:
 		e.Weights += 8 * N
-		e.Factors = 8*N*K*rmax + N
+		e.Factors = 8*N*K*rmax + 4*N // the bases and the int32 ranks
 	case EMPaper:
 		e.Weights += 8*N + 8*N*K // sigma and the weights of the previous iteration
-		e.Factors = 8*N*K*rmax + N
+		e.Factors = 8*N*K*rmax + 4*N
 	case Direct:
 		e.Factors = 8 * N * K * (K - 1) / 2
 	case DirectPaper:

@@ -106,7 +106,7 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	}
 	rmax := min(d, k)
 	m.st.rmax = rmax
-	m.st.rank = make([]int8, n)
+	m.st.rank = make([]int32, n)
 	m.st.basis = make([]float64, n*k*rmax)
 	m.Weights = make([]float64, n*k)
 	const chunk = 1024
@@ -127,7 +127,7 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 		for i := lo; i < hi; i++ {
 			vk := m.st.basis[i*k*rmax : (i+1)*k*rmax]
 			r := paperSVD(wk, x, d, m.Neighbors[i*k:(i+1)*k], vk, ud)
-			m.st.rank[i] = int8(r)
+			m.st.rank[i] = int32(r)
 			for c := 0; c < d; c++ {
 				cvec[c] = x[i*d+c] - mu[c]
 			}
@@ -341,12 +341,12 @@ func (m *Model) paperBases(ctx context.Context) error {
 	n, d, k := m.N, m.D, m.K
 	rmax := min(d, k)
 	m.st.rmax = rmax
-	m.st.rank = make([]int8, n)
+	m.st.rank = make([]int32, n)
 	m.st.basis = make([]float64, n*k*rmax)
 	return forPoints(ctx, n, k, d, m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
 		ud := make([]float64, d*rmax)
 		for i := lo; i < hi; i++ {
-			m.st.rank[i] = int8(paperSVD(ws, m.st.x, d, m.Neighbors[i*k:(i+1)*k], m.st.basis[i*k*rmax:(i+1)*k*rmax], ud))
+			m.st.rank[i] = int32(paperSVD(ws, m.st.x, d, m.Neighbors[i*k:(i+1)*k], m.st.basis[i*k*rmax:(i+1)*k*rmax], ud))
 		}
 		return nil
 	})

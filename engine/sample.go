@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/mat"
 
 	"glle/kernels"
@@ -242,22 +243,32 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 		}
 		return nil
 	})
-	c := mat.NewDense(p, p, nil)
-	cd := c.RawMatrix().Data
+	cd := make([]float64, pp)
 	for q := 0; q < len(part); q += pp {
 		for t, v := range part[q : q+pp] {
 			cd[t] += v
 		}
 	}
-	var svd mat.SVD
-	if !svd.Factorize(c, mat.SVDFull) {
-		return // cannot happen for a p x p matrix of finite values; keep the eigenvector frame
+	// The rotation is the orthogonal polar factor U V^T of C = U S V^T, through the
+	// selected backend's LAPACK.
+	lp := kernels.Current().LAPACK()
+	sv, u, vt := make([]float64, p), make([]float64, pp), make([]float64, pp)
+	work := []float64{0}
+	lp.Dgesvd(lapack.SVDAll, lapack.SVDAll, p, p, cd, p, sv, u, p, vt, p, work, -1)
+	work = make([]float64, max(int(work[0]), 1))
+	if !lp.Dgesvd(lapack.SVDAll, lapack.SVDAll, p, p, cd, p, sv, u, p, vt, p, work, len(work)) {
+		return // no convergence (not seen for a p x p matrix of finite values): keep the eigenvector frame
 	}
-	var u, v, r mat.Dense
-	svd.UTo(&u)
-	svd.VTo(&v)
-	r.Mul(&u, v.T())
-	rr := r.RawMatrix()
+	rd := make([]float64, pp) // R = U V^T, row-major p x p
+	for i := 0; i < p; i++ {
+		for j := 0; j < p; j++ {
+			t := 0.0
+			for q := 0; q < p; q++ {
+				t += u[i*p+q] * vt[q*p+j]
+			}
+			rd[i*p+j] = t
+		}
+	}
 	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
 		row := make([]float64, p)
 		for i := lo; i < hi; i++ {
@@ -265,7 +276,7 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 			for j := range row {
 				s := 0.0
 				for q, y := range yi {
-					s += y * rr.Data[q*rr.Stride+j]
+					s += y * rd[q*p+j]
 				}
 				row[j] = s
 			}
@@ -278,10 +289,20 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 // Gamma writes point i's weight covariance Gamma_i (K x K, row-major) into dst for the direct
 // methods: Q (Q^T A_i Q)^{-1} Q^T for Direct, (X_i^T X_i + Y_i^T Y_i + ridge I)^{-1} (Eq. (35))
 // for DirectPaper. It returns false, leaving dst alone, for the other methods, for i outside
-// [0, N), for dst shorter than K*K and for a model not made by Fit or Restore.
+// [0, N), for dst shorter than K*K and for a model not made by Fit or Restore. It allocates
+// its scratch; loops over many points should use GammaTo with one scratch per goroutine.
 func (m *Model) Gamma(i int, dst []float64) bool {
+	return m.GammaTo(dst, make([]float64, GammaScratch(m.K)), i)
+}
+
+// GammaScratch is the length of the scratch GammaTo needs for k neighbours.
+func GammaScratch(k int) int { return 2 * k * k }
+
+// GammaTo is Gamma with caller-owned scratch of at least GammaScratch(K) values (it allocates
+// nothing). It returns false, leaving dst alone, where Gamma does and for a shorter scratch.
+func (m *Model) GammaTo(dst, scratch []float64, i int) bool {
 	k := m.K
-	if len(dst) < k*k || i < 0 || i >= m.N || m.usable() != nil {
+	if len(dst) < k*k || len(scratch) < GammaScratch(k) || i < 0 || i >= m.N || m.usable() != nil {
 		return false
 	}
 	switch m.Method {
@@ -289,9 +310,10 @@ func (m *Model) Gamma(i int, dst []float64) bool {
 		km1 := k - 1
 		stride := km1 * k / 2
 		l := m.st.chol[i*stride : (i+1)*stride]
-		// C = (L L^T)^{-1}, column by column; then Gamma = Q C Q^T.
-		c := make([]float64, km1*km1)
-		col := make([]float64, km1)
+		// C = (L L^T)^{-1}, column by column; then Gamma = Q C Q^T. Scratch: C ((k-1)^2),
+		// T (k (k-1)), one column (k-1) and one full vector (k): 2 k^2 - k values.
+		c := scratch[:km1*km1]
+		col := scratch[km1*km1 : km1*km1+km1]
 		for j := 0; j < km1; j++ {
 			for t := range col {
 				col[t] = 0
@@ -304,8 +326,8 @@ func (m *Model) Gamma(i int, dst []float64) bool {
 			}
 		}
 		// T = Q C (k x (k-1)), column by column; then Gamma = Q T^T (T^T rows are C's rows).
-		t := make([]float64, k*km1)
-		full := make([]float64, k)
+		t := scratch[km1*km1+km1 : km1*km1+km1+k*km1]
+		full := scratch[km1*km1+km1+k*km1 : km1*km1+km1+k*km1+k]
 		for j := 0; j < km1; j++ {
 			for r := 0; r < km1; r++ {
 				col[r] = c[r*km1+j]

@@ -107,7 +107,8 @@ const (
 )
 
 // Settings configures Fit. The zero value is a valid configuration (classic LLE, k = 10, p = 2)
-// for data with d >= 3 columns and n >= 11 points: Fit needs Dim < d, Dim < n - 1 and K < n.
+// for data with d >= 3 columns and n >= 11 points: Fit needs Dim < d, Dim < n - 1 and K < n,
+// and EM on data with d >= K - 1 needs Dim <= K - 2.
 type Settings struct {
 	// Method is the weight model. Default LLE.
 	Method Method
@@ -131,7 +132,8 @@ type Settings struct {
 	DirectRidge float64
 	// Scaling is the embedding normalisation. Default UnitNorm.
 	Scaling Scaling
-	// Solver is the eigensolver. Default SolverAuto (sparse).
+	// Solver is the eigensolver. Default SolverAuto: the sparse solver, and the dense one
+	// for n <= 64, where Lanczos has too little room.
 	Solver Solver
 	// Workers is the number of worker goroutines. Default runtime.GOMAXPROCS(0); values above
 	// parallel.MaxWorkers (1024) mean 1024. Results are bit-identical for every value. With two or more, Fit runs the sparse

@@ -131,6 +131,10 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 		}
 		nb += c
 	}
+	if nb > 0 && m.Method == Direct {
+		return nil, &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
+			Msg: fmt.Sprintf("direct: the precision matrix could not be factored for %d new points (e.g. row %d): check those rows for extreme values, or refit with a larger reg", nb, ex)}
+	}
 	if nb > 0 {
 		return nil, &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
 			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, ex)}
@@ -178,7 +182,8 @@ func newSampleScratch(k, d, p int) *sampleScratch {
 }
 
 // drawNew writes one draw of the weights of the new point xi with neighbours nbr into s.w. It
-// returns false when DirectPaper's matrix is singular without an explicit ridge.
+// returns false when DirectPaper's matrix is singular without an explicit ridge, or when
+// Direct's precision matrix cannot be factored (as Fit, which fails then too).
 func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr []int32, a, sx2, sy2 float64) bool {
 	ws, w := s.ws, s.w
 	k, d, p := m.K, m.D, m.Dim
@@ -241,7 +246,7 @@ func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr 
 		km1 := k - 1
 		l := s.l[:km1*k/2]
 		if _, ok := directPoint(ws, &m.st.perp, m.st.x, d, xi, yb, p, yn, nbr, m.Reg, m.RegMode, sx2, sy2, l); !ok {
-			return true // cannot happen for a positive ridge; keep the mean weights
+			return false // a zero or non-finite precision matrix, or one jitter cannot fix
 		}
 		z := ws.x2[:km1]
 		st.Normals(z)

@@ -49,6 +49,8 @@ func TestTransformSample(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// a = 0 adds 0 * noise to the same LLE weights and sums in the same order: equal in
+			// fact (measured difference 0); 1e-12 (|y| <= 0.18) only allows a reordering.
 			if !mat.EqualApprox(Y0, Yt, 1e-12) {
 				t.Error("TransformSample with a = 0 differs from Transform")
 			}
@@ -60,7 +62,9 @@ func TestTransformSample(t *testing.T) {
 			if !mat.Equal(Yb, m.Embedding) {
 				t.Error("TransformSample(X_train) differs from the base embedding")
 			}
-			if s := bench.MaxPrincipalAngleSine(bench.Centered(Yb), bench.Centered(m.Embedding)); s > 1e-6 {
+			// Yb equals the embedding (checked just above), so only the centring and QR round,
+			// O(n u) = 4.4e-14 at n = 400 (measured 1.9e-15).
+			if s := bench.MaxPrincipalAngleSine(bench.Centered(Yb), bench.Centered(m.Embedding)); s > 1e-12 {
 				t.Errorf("principal-angle sine %g", s)
 			}
 			Yg, _, err := m.Generate(ctx, 5, 2, 1)

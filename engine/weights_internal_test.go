@@ -141,6 +141,7 @@ func TestLLEWeightsExtraRidge(t *testing.T) {
 		}
 		s += v
 	}
+	// The weights are divided by their own sum: |sum - 1| <= k u ~ 1e-15 (measured 0).
 	if math.Abs(s-1) > 1e-12 {
 		t.Fatalf("weights sum to %v", s)
 	}

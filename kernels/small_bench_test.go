@@ -39,6 +39,8 @@ func cholOK(a, l []float64, k int) bool {
 			for q := 0; q <= j; q++ {
 				s += l[i*k+q] * l[j*k+q]
 			}
+			// Cholesky's backward error is O(k u ||a||) (k <= 20, ||a|| ~ 3k): ~1e-13; 1e-10
+			// only catches a wrong factor (TestCholeskySmallBlockEdges checks the tight bound).
 			if math.Abs(s-a[i*k+j]) > 1e-10*(1+math.Abs(a[i*k+j])) {
 				return false
 			}
@@ -91,6 +93,8 @@ func BenchmarkGram(b *testing.B) {
 				for c := 0; c < d; c++ {
 					s += z[c] * z[d+c]
 				}
+				// The same products summed in the same order: equal in fact (TestGramScatterSmallD
+				// checks bit equality); 1e-12 only guards the benchmark's set-up.
 				if math.Abs(g[1]-s) > 1e-12*(1+math.Abs(s)) || g[1] != g[k] {
 					b.Fatal("Gram is wrong")
 				}
@@ -120,6 +124,8 @@ func BenchmarkSymEigen(b *testing.B) {
 				for j := 0; j < n; j++ {
 					s += a[i*n+j] * v[j*n]
 				}
+				// Residual O(n u ||A||) ~ 1e-15 w_0; 1e-9 only catches a wrong eigenpair
+				// (TestSymEigenResidual checks the tight bound).
 				if math.Abs(s-w[0]*v[i*n]) > 1e-9*w[0] {
 					b.Fatal("SymEigen is wrong")
 				}

@@ -1,7 +1,5 @@
 package knn
 
-import "fmt"
-
 // Components returns the connected components of the symmetrized kNN graph on n vertices
 // whose row i lists the neighbours idx[i*k:(i+1)*k] (the layout Graph returns): an edge i-j
 // exists if j is among i's neighbours or i among j's. label[i] is the component of vertex i;
@@ -9,7 +7,7 @@ import "fmt"
 // deterministic. It panics if len(idx) != n*k or a neighbour index is outside [0, n).
 func Components(n, k int, idx []int32) (count int, label []int32) {
 	if n < 0 || k < 0 || len(idx) != n*k {
-		panic(fmt.Sprintf("knn: Components: len(idx)=%d, want n*k=%d*%d", len(idx), n, k))
+		panic("knn: Components: len(idx) != n*k")
 	}
 	parent := make([]int32, n)
 	for i := range parent {
@@ -25,7 +23,7 @@ func Components(n, k int, idx []int32) (count int, label []int32) {
 	for i := 0; i < n; i++ {
 		for _, j := range idx[i*k : i*k+k] {
 			if j < 0 || int(j) >= n {
-				panic(fmt.Sprintf("knn: Components: neighbour %d of row %d outside [0, %d)", j, i, n))
+				panic("knn: Components: neighbour index outside [0, n)")
 			}
 			a, b := find(int32(i)), find(j)
 			if a == b {

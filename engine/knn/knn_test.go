@@ -404,3 +404,83 @@ func TestCancellation(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestBruteBlockEdges runs the brute-force search with training and query counts at and around
+// its block sizes (bruteCols training rows, bruteRows query rows per GEMM block), where a
+// block's last row or column, or a block of one row or column, is easy to get wrong, against
+// the linear-scan oracle. Graph (self mode) also puts the skipped diagonal on block boundaries.
+func TestBruteBlockEdges(t *testing.T) {
+	ctx := context.Background()
+	const d = 3
+	edge := func(b int) []int { return []int{b - 1, b, b + 1} }
+	trains := append(edge(bruteCols), 2*bruteCols)
+	queries := append(edge(bruteRows), 2*bruteRows+1)
+	rng := rand.New(rand.NewPCG(11, 13))
+	for _, n := range trains {
+		train := randData(rng, n, d)
+		for _, m := range queries {
+			q := randData(rng, m, d)
+			for _, k := range []int{1, 10} {
+				oi, od := oracleTop(train, n, d, q, m, false, k)
+				idx, dist, err := Query(ctx, train, n, d, q, m, k, Options{Method: Brute, Workers: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkAgainst(t, fmt.Sprintf("query n=%d m=%d k=%d", n, m, k), k, idx, dist, oi, od)
+			}
+		}
+	}
+	for _, n := range append(edge(bruteRows), edge(bruteCols)...) {
+		x := randData(rng, n, d)
+		const k = 10
+		oi, od := oracleTop(x, n, d, x, n, true, k)
+		idx, dist, err := Graph(ctx, x, n, d, k, Options{Method: Brute, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAgainst(t, fmt.Sprintf("graph n=%d", n), k, idx, dist, oi, od)
+	}
+}
+
+// TestKDTreeQueryAllocatesNothing pins what BenchmarkKDTree/query reports: after newSearcher,
+// a query (search plus sortTo) allocates nothing, for the unrolled leaf scans (d = 2, 3), the
+// general one (d = 8), the sorted-array (k <= sortedMax) and heap (k > sortedMax) top-k, with
+// and without a self row. The answers are checked against the linear-scan oracle.
+func TestKDTreeQueryAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	const n, m = 1000, 200
+	for _, d := range []int{2, 3, 8} {
+		rng := rand.New(rand.NewPCG(17, uint64(d)))
+		x := randData(rng, n, d)
+		q := randData(rng, m, d)
+		tr, err := buildTree(ctx, x, n, d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{10, sortedMax + 1} {
+			s := tr.newSearcher(k)
+			selfIdx, selfDist := make([]int32, n*k), make([]float64, n*k)
+			qIdx, qDist := make([]int32, m*k), make([]float64, m*k)
+			// One pass over every point per measured run: AllocsPerRun divides the count by
+			// the runs in integers, so a run of one pass reports every allocation of the pass.
+			allocs := testing.AllocsPerRun(1, func() {
+				for p := 0; p < n; p++ {
+					s.run(tr.pts[p*d:p*d+d], int32(p))
+					r := int(tr.perm[p])
+					s.h.sortTo(selfIdx[r*k:r*k+k], selfDist[r*k:r*k+k])
+				}
+				for i := 0; i < m; i++ {
+					s.run(q[i*d:i*d+d], -1)
+					s.h.sortTo(qIdx[i*k:i*k+k], qDist[i*k:i*k+k])
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("d=%d k=%d: %v allocations in one pass of %d queries", d, k, allocs, n+m)
+			}
+			oi, od := oracleTop(x, n, d, x, n, true, k)
+			checkAgainst(t, fmt.Sprintf("self d=%d k=%d", d, k), k, selfIdx, selfDist, oi, od)
+			oi, od = oracleTop(x, n, d, q, m, false, k)
+			checkAgainst(t, fmt.Sprintf("query d=%d k=%d", d, k), k, qIdx, qDist, oi, od)
+		}
+	}
+}
