@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"fmt"
-
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -32,7 +30,7 @@ func FitAlignment(ref, Y *mat.Dense, scale bool) Alignment {
 func (a Alignment) Apply(Z *mat.Dense) *mat.Dense {
 	m, p := Z.Dims()
 	if pr, _ := a.R.Dims(); pr != p {
-		panic(fmt.Sprintf("bench: alignment of %d columns applied to %d columns", pr, p))
+		panic("bench: Alignment applied to a matrix with another number of columns")
 	}
 	C := mat.NewDense(m, p, nil)
 	for i := 0; i < m; i++ {

@@ -15,7 +15,7 @@ const datasetStream = 0x9E3779B97F4A7C15
 // uniforms returns the 2n draws (u, v) used by every dataset.
 func uniforms(n int, seed uint64) (u, v []float64) {
 	if n < 1 {
-		panic(fmt.Sprintf("bench: dataset size n = %d, must be at least 1", n))
+		panic("bench: dataset size n must be at least 1")
 	}
 	r := rand.New(rand.NewPCG(seed, datasetStream))
 	u = make([]float64, n)

@@ -49,7 +49,7 @@ func Ranks(x []float64) []float64 {
 // than two values. It panics if the lengths differ.
 func Spearman(a, b []float64) float64 {
 	if len(a) != len(b) {
-		panic(fmt.Sprintf("bench: Spearman of lengths %d and %d", len(a), len(b)))
+		panic("bench: Spearman of slices of different lengths")
 	}
 	return pearson(Ranks(a), Ranks(b))
 }
@@ -88,7 +88,7 @@ func pearson(a, b []float64) float64 {
 func MaxAbsSpearman(Y *mat.Dense, coord []float64) float64 {
 	n, p := Y.Dims()
 	if len(coord) != n {
-		panic(fmt.Sprintf("bench: coord has %d values, Y has %d rows", len(coord), n))
+		panic("bench: MaxAbsSpearman with len(coord) different from the rows of Y")
 	}
 	rc := Ranks(coord)
 	best := 0.0
@@ -131,7 +131,7 @@ func Centered(A mat.Matrix) *mat.Dense {
 func Procrustes(ref, Y *mat.Dense, scale bool) (aligned, R *mat.Dense, s float64) {
 	n, p := ref.Dims()
 	if ny, py := Y.Dims(); ny != n || py != p {
-		panic(fmt.Sprintf("bench: Procrustes of a %d x %d reference and a %d x %d matrix", n, p, ny, py))
+		panic("bench: Procrustes of matrices of different shapes")
 	}
 	refMean := colMeans(ref)
 	Rc, Yc := Centered(ref), Centered(Y)
@@ -195,7 +195,7 @@ func ProcrustesDisparity(A, B *mat.Dense) float64 {
 	n, pa := A.Dims()
 	nb, pb := B.Dims()
 	if nb != n {
-		panic(fmt.Sprintf("bench: ProcrustesDisparity of %d and %d rows", n, nb))
+		panic("bench: ProcrustesDisparity of matrices with different numbers of rows")
 	}
 	p := max(pa, pb)
 	norm := func(M *mat.Dense, pm int) (*mat.Dense, bool) {
@@ -241,7 +241,7 @@ func ProcrustesDisparity(A, B *mat.Dense) float64 {
 func MaxPrincipalAngleSine(A, B *mat.Dense) float64 {
 	n, _ := A.Dims()
 	if nb, _ := B.Dims(); nb != n {
-		panic(fmt.Sprintf("bench: MaxPrincipalAngleSine of %d and %d rows", n, nb))
+		panic("bench: MaxPrincipalAngleSine of matrices with different numbers of rows")
 	}
 	Qa, ok := thinQ(A)
 	if !ok {
@@ -276,7 +276,7 @@ func MaxPrincipalAngleSine(A, B *mat.Dense) float64 {
 func thinQ(A *mat.Dense) (*mat.Dense, bool) {
 	n, p := A.Dims()
 	if p > n {
-		panic(fmt.Sprintf("bench: %d x %d matrix has more columns than rows", n, p))
+		panic("bench: MaxPrincipalAngleSine of a matrix with more columns than rows")
 	}
 	Q := mat.DenseCopyOf(A)
 	if p == 0 {
@@ -309,23 +309,31 @@ func thinQ(A *mat.Dense) (*mat.Dense, bool) {
 
 // ReconstructionCost returns the LLE reconstruction error of the embedding Y (n x p) under
 // the weights w with neighbours nbr (both n*k, row i at [i*k, (i+1)*k), the layout of
-// engine.Model.Neighbors and Weights):
+// engine.Model.Neighbors and Weights): the objective of the paper's linear embedding,
+// Eq. (37),
 //
-//	sum_i || y_i - sum_j w_ij y_{nbr_ij} ||^2 .
+//	sum_i || y_i - sum_j w_ij y_{nbr_ij} ||^2 ,
 //
-// The sum is computed in fixed chunks in parallel, so the result does not depend on the
-// number of CPUs. It panics if the lengths do not match n*k or a neighbour index is out of
-// range.
-func ReconstructionCost(Y *mat.Dense, nbr []int32, w []float64, k int) float64 {
+// with w_ij zero for the non-neighbours (Eq. (38)). The sum is computed in fixed chunks in
+// parallel, so the result does not depend on the number of CPUs. It returns an error, and
+// NaN, when a neighbour index is outside [0, n) (the neighbours are data: a model read from
+// disk may hold any index), and panics if k < 1 or the lengths do not match n*k.
+func ReconstructionCost(Y *mat.Dense, nbr []int32, w []float64, k int) (float64, error) {
 	n, p := Y.Dims()
 	if k < 1 || len(nbr) != n*k || len(w) != n*k {
-		panic(fmt.Sprintf("bench: ReconstructionCost with n = %d, k = %d, %d neighbours and %d weights", n, k, len(nbr), len(w)))
+		panic("bench: ReconstructionCost needs k >= 1 and n*k neighbours and weights")
 	}
 	ys := rawRows(Y)
 	const chunk = 4096
 	part := make([]float64, parallel.NumChunks(n, chunk))
-	err := parallel.Chunks(context.Background(), n, chunk, 0, func(_ context.Context, _, c, lo, hi int) error {
-		r := make([]float64, p)
+	workers := parallel.Workers(0)
+	scratch := make([][]float64, workers) // one residual row per worker, allocated on first use
+	err := parallel.Chunks(context.Background(), n, chunk, workers, func(_ context.Context, wk, c, lo, hi int) error {
+		r := scratch[wk]
+		if r == nil {
+			r = make([]float64, p)
+			scratch[wk] = r
+		}
 		var sum float64
 		for i := lo; i < hi; i++ {
 			copy(r, ys.row(i))
@@ -347,11 +355,11 @@ func ReconstructionCost(Y *mat.Dense, nbr []int32, w []float64, k int) float64 {
 		return nil
 	})
 	if err != nil {
-		panic(err.Error())
+		return math.NaN(), err
 	}
 	var total float64
 	for _, v := range part {
 		total += v
 	}
-	return total
+	return total, nil
 }

@@ -1,10 +1,15 @@
 package bench
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +127,7 @@ func TestTrustContinuityBruteForce(t *testing.T) {
 		wt, wc := bruteTC(X, Y, c.k, allIdx(c.n))
 		for _, workers := range []int{1, 3} {
 			gt, gc := TrustContinuity(X, Y, c.k, NeighborhoodOptions{Workers: workers})
+			// 1e-14 (and below): penalties are exact integers, so T and C agree to an ulp of 1; one unit of penalty moves them by 2/(n k (2n-3k-1)) >= 3.6e-5.
 			if math.Abs(gt-wt) > 1e-14 || math.Abs(gc-wc) > 1e-14 {
 				t.Errorf("trial %d, workers %d: got T = %v, C = %v; brute force T = %v, C = %v", trial, workers, gt, gc, wt, wc)
 			}
@@ -145,6 +151,7 @@ func TestTrustContinuitySubsample(t *testing.T) {
 	q := rand.New(rand.NewPCG(opt.Seed, subsampleStream)).Perm(n)[:m]
 	wt, wc := bruteTC(X, Y, k, q)
 	gt, gc := TrustContinuity(X, Y, k, opt)
+	// 1e-14 (and below): exact integer penalties, as in TestTrustContinuityBruteForce.
 	if math.Abs(gt-wt) > 1e-14 || math.Abs(gc-wc) > 1e-14 {
 		t.Errorf("subsample: got %v %v, want %v %v", gt, gc, wt, wc)
 	}
@@ -156,6 +163,45 @@ func TestTrustContinuitySubsample(t *testing.T) {
 	et, ec := bruteTC(X, Y, k, allIdx(n))
 	if gt, gc := TrustContinuity(X, Y, k, NeighborhoodOptions{Queries: 5 * n}); math.Abs(gt-et) > 1e-14 || math.Abs(gc-ec) > 1e-14 {
 		t.Error("Queries > n is not exact")
+	}
+}
+
+// countdownCtx is a context that is done (Err returns context.Canceled) after its first left
+// Err calls. Only a single worker sees it: parallel.For hands it to fn unchanged then.
+type countdownCtx struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestTrustContinuityContext: with a live context the values are TrustContinuity's; a done
+// context stops the pass with its error and NaN, also between the query points of one chunk.
+func TestTrustContinuityContext(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	n, k := 40, 5 // two chunks of query points: 32 and 8
+	X, Y := randDense(r, n, 3), randDense(r, n, 2)
+	wt, wc := TrustContinuity(X, Y, k, NeighborhoodOptions{})
+	gt, gc, err := TrustContinuityContext(context.Background(), X, Y, k, NeighborhoodOptions{Workers: 2})
+	if err != nil || gt != wt || gc != wc {
+		t.Errorf("live context: %v %v (%v), want %v %v", gt, gc, err, wt, wc)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if gt, gc, err := TrustContinuityContext(done, X, Y, k, NeighborhoodOptions{}); !errors.Is(err, context.Canceled) || !math.IsNaN(gt) || !math.IsNaN(gc) {
+		t.Errorf("cancelled context: %v %v (%v)", gt, gc, err)
+	}
+	// Done after 10 checks: the pool and the two chunk starts make only 3, so the pass must
+	// also look between the query points of a chunk to notice.
+	c := &countdownCtx{Context: context.Background()}
+	c.left.Store(10)
+	if _, _, err := TrustContinuityContext(c, X, Y, k, NeighborhoodOptions{Workers: 1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("context done within the first chunk: err = %v", err)
 	}
 }
 
@@ -175,6 +221,7 @@ func TestTrustworthinessExtremes(t *testing.T) {
 	}
 	// A random embedding is about 0.5 (the expected value for random ranks).
 	R := randDense(r, 300, 2)
+	// 0.65: the standard error of T for random ranks at n = 300, k = 10 is ~0.006 (n k terms of sd n/sqrt(12); 0.0057 over 20 seeds), so 0.65 is > 20 of them above 0.5.
 	if tr, co := TrustContinuity(X, R, 10, NeighborhoodOptions{}); tr > 0.65 || co > 0.65 {
 		t.Errorf("random embedding: T = %v, C = %v", tr, co)
 	}
@@ -200,10 +247,12 @@ func TestTrustworthinessSwissRoll5000(t *testing.T) {
 	start := time.Now()
 	tr, co := TrustContinuity(X, coords, 10, NeighborhoodOptions{})
 	el := time.Since(start)
+	// 0.99: (t, height) is a near-isometric chart of the roll (observed T = C = 0.996); a fold of a few neighbourhoods would cost more than 0.01.
 	if tr < 0.99 || co < 0.99 {
 		t.Errorf("intrinsic coordinates: T = %v, C = %v", tr, co)
 	}
 	flat := mat.DenseCopyOf(X.Slice(0, 5000, 0, 2)) // (x, y): folds the roll
+	// 0.97: dropping z stacks the roll's layers onto each other (observed T = 0.82), far below the 0.99 of the chart.
 	if tf := Trustworthiness(X, flat, 10); tf > 0.97 {
 		t.Errorf("projection (x, y): T = %v, expected a clear loss", tf)
 	}
@@ -241,6 +290,7 @@ func TestRanksSpearman(t *testing.T) {
 	// Hand computed: ranks of b are 1, 2, 3.5, 5, 3.5; r = 8 / sqrt(10 * 9.5).
 	a := []float64{1, 2, 3, 4, 5}
 	b := []float64{5, 6, 7, 8, 7}
+	// 1e-15: about 9 ulps of the value 0.82 for 5-term sums and a square root (observed exact).
 	if got, want := Spearman(a, b), 8/math.Sqrt(95); math.Abs(got-want) > 1e-15 {
 		t.Errorf("Spearman = %v, want %v", got, want)
 	}
@@ -268,6 +318,7 @@ func TestRanksSpearman(t *testing.T) {
 		t.Errorf("MaxAbsSpearman = %v, want 1", got)
 	}
 	Y.Set(0, 1, 1e9) // break the order at one point
+	// 0.9: moving one of 200 ranks to the end gives rho >= 1 - 6 (199^2 + 199) / (200 (200^2 - 1)) = 0.97.
 	if got := MaxAbsSpearman(Y, coord); got >= 1 || got < 0.9 {
 		t.Errorf("MaxAbsSpearman = %v, want slightly below 1", got)
 	}
@@ -311,6 +362,7 @@ func TestProcrustes(t *testing.T) {
 			}
 		}
 		aligned, R, s := Procrustes(ref, Y, scale)
+		// 100-point sums round to ~n eps |entries|: 1.1e-14 for R and s (entries O(1); observed 1e-15), 1.7e-13 for aligned (entries <= ~15; observed 6e-15).
 		if !mat.EqualApprox(R, Q, 1e-13) {
 			t.Errorf("scale %v: R = %v, want %v", scale, mat.Formatted(R), mat.Formatted(Q))
 		}
@@ -320,6 +372,7 @@ func TestProcrustes(t *testing.T) {
 		if !mat.EqualApprox(aligned, ref, 1e-12) {
 			t.Errorf("scale %v: aligned differs from ref", scale)
 		}
+		// 1e-25: a sum of 300 squared residuals of unit-norm data allows residuals of 2e-14 (~100 eps) each (observed 4e-31 in total).
 		if d := ProcrustesDisparity(ref, Y); d > 1e-25 {
 			t.Errorf("disparity of similar shapes = %v", d)
 		}
@@ -343,6 +396,7 @@ func TestProcrustesDisparity(t *testing.T) {
 	for _, v := range svd.Values(nil) {
 		nuc += v
 	}
+	// 1e-14 (and the symmetry check): both routes round 50-point sums, ~n eps = 5.5e-15 relative (observed 1e-16 and 4e-16).
 	if want := 1 - nuc*nuc; math.Abs(d-want) > 1e-14 || d <= 0 || d >= 1 {
 		t.Errorf("disparity %v, closed form %v", d, want)
 	}
@@ -354,12 +408,14 @@ func TestProcrustesDisparity(t *testing.T) {
 	// nuclear norm after scaling is 12 / sqrt(8 * 20) and the disparity 1 - 144 / 160 = 0.1.
 	sq := mat.NewDense(4, 2, []float64{1, 1, -1, 1, -1, -1, 1, -1})
 	rect := mat.NewDense(4, 2, []float64{2, 1, -2, 1, -2, -1, 2, -1})
+	// 1e-15: 4-point data, a few ulps of O(1) intermediates (observed 3e-17).
 	if got := ProcrustesDisparity(sq, rect); math.Abs(got-0.1) > 1e-15 {
 		t.Errorf("square vs rectangle: %v, want 0.1", got)
 	}
 	// Column padding: a 1-D embedding against 2-D points on a line.
 	line := mat.NewDense(4, 2, []float64{0, 0, 1, 1, 2, 2, 3, 3})
 	emb := mat.NewDense(4, 1, []float64{10, 11, 12, 13})
+	// 1e-15: residuals of a few ulps, squared (observed 6e-32).
 	if got := ProcrustesDisparity(line, emb); got > 1e-15 {
 		t.Errorf("line vs its 1-D embedding: %v", got)
 	}
@@ -375,6 +431,7 @@ func TestMaxPrincipalAngleSine(t *testing.T) {
 	// Same space, other basis.
 	var B mat.Dense
 	B.Mul(A, randDense(r, 3, 3))
+	// 1e-13 (and below): QR of 200 x 3 data leaves ~n eps cond = 200 * 1.1e-16 * cond(B) (a random 3 x 3 factor, cond ~10) (observed 3e-15 and 7e-16).
 	if s := MaxPrincipalAngleSine(A, &B); s > 1e-13 {
 		t.Errorf("same subspace: sine %v", s)
 	}
@@ -392,6 +449,7 @@ func TestMaxPrincipalAngleSine(t *testing.T) {
 	F.Set(2, 0, 3)
 	F.Set(3, 1, -1)
 	F.Set(0, 1, 0) // still orthogonal
+	// 1e-15: orthogonal unit vectors, the sine is 1 to a few ulps (min(1, .) caps it).
 	if s := MaxPrincipalAngleSine(E, F); math.Abs(s-1) > 1e-15 {
 		t.Errorf("orthogonal: %v", s)
 	}
@@ -401,6 +459,7 @@ func TestMaxPrincipalAngleSine(t *testing.T) {
 		G.Set(0, 0, 1)
 		G.Set(1, 1, math.Cos(th))
 		G.Set(5, 1, math.Sin(th))
+		// Relative 1e-15 (~9 ulps) at th = 0.3; at th = 1e-9 absolute 1.1e-15, where 1 - cos^2 would round to 0 (observed error 6e-17 and 0).
 		if s := MaxPrincipalAngleSine(E, G); math.Abs(s-math.Sin(th)) > 1e-15*math.Max(1, 1/th)*th+1e-16 {
 			t.Errorf("angle %v: sine %v, want %v", th, s, math.Sin(th))
 		}
@@ -447,25 +506,45 @@ func TestReconstructionCost(t *testing.T) {
 			want += e * e
 		}
 	}
-	if got := ReconstructionCost(Y, nbr, w, k); math.Abs(got-want) > 1e-10*want {
-		t.Errorf("cost %v, want %v", got, want)
+	got, err := ReconstructionCost(Y, nbr, w, k)
+	// 1e-10: the same 18000 positive terms summed in another grouping (4096-row chunks) differ
+	// by at most about 2 n p eps = 4e-12 relative.
+	if err != nil || math.Abs(got-want) > 1e-10*want {
+		t.Errorf("cost %v (%v), want %v", got, err, want)
+	}
+	// The chunked sum does not depend on the number of CPUs: the same bits on one and on three.
+	prev := runtime.GOMAXPROCS(1)
+	one, _ := ReconstructionCost(Y, nbr, w, k)
+	runtime.GOMAXPROCS(3)
+	three, _ := ReconstructionCost(Y, nbr, w, k)
+	runtime.GOMAXPROCS(prev)
+	if one != got || three != got {
+		t.Errorf("cost %v with 1 CPU, %v with 3, %v with %d", one, three, got, prev)
 	}
 	// Exact reconstructions cost nothing: points on a line, inner points the mean of their
 	// two neighbours, end points extrapolated from the next two.
 	L := mat.NewDense(5, 1, []float64{0, 1, 2, 3, 4})
 	nb := []int32{1, 2, 0, 2, 1, 3, 2, 4, 3, 2}
 	ww := []float64{2, -1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 2, -1}
-	if got := ReconstructionCost(L, nb, ww, 2); got != 0 {
-		t.Errorf("exact reconstruction costs %v", got)
+	if got, err := ReconstructionCost(L, nb, ww, 2); got != 0 || err != nil {
+		t.Errorf("exact reconstruction costs %v (%v)", got, err)
 	}
+	// A neighbour index outside [0, n) is bad data: an error naming it, and NaN.
+	for _, bad := range []int32{5, -1} {
+		nb[3] = bad
+		got, err := ReconstructionCost(L, nb, ww, 2)
+		if err == nil || !strings.Contains(err.Error(), "out of range") || !math.IsNaN(got) {
+			t.Errorf("neighbour %d: cost %v, err %v", bad, got, err)
+		}
+	}
+	// Mismatched lengths are a programmer error: a panic.
 	func() {
 		defer func() {
 			if recover() == nil {
-				t.Error("out-of-range neighbour did not panic")
+				t.Error("k = 3 with 10 neighbours did not panic")
 			}
 		}()
-		nb[3] = 5
-		ReconstructionCost(L, nb, ww, 2)
+		ReconstructionCost(L, nb, ww, 3)
 	}()
 }
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -75,14 +74,25 @@ func Continuity(X, Y *mat.Dense, k int) float64 {
 // TrustContinuity returns the trustworthiness and continuity of Y as an embedding of X (see
 // Trustworthiness and Continuity) in one pass, over the query points chosen by opt. With a
 // subsample of m queries the leading n of the normalisation becomes m. It panics if X and Y
-// have different numbers of rows or unless 1 <= k < n/2.
+// have different numbers of rows or unless 1 <= k < n/2. It cannot be interrupted; use
+// TrustContinuityContext for a pass that stops when a context is done.
 func TrustContinuity(X, Y *mat.Dense, k int, opt NeighborhoodOptions) (trust, cont float64) {
+	// The error is nil: only a done context stops the pass, and Background never is.
+	trust, cont, _ = TrustContinuityContext(context.Background(), X, Y, k, opt)
+	return trust, cont
+}
+
+// TrustContinuityContext is TrustContinuity that stops early when ctx is done: every worker
+// checks ctx before each query point (one O(n (D + p + k)) step), and the pass then returns
+// NaN, NaN and ctx's error. Otherwise the error is nil and the values are TrustContinuity's.
+// It panics as TrustContinuity does.
+func TrustContinuityContext(ctx context.Context, X, Y *mat.Dense, k int, opt NeighborhoodOptions) (trust, cont float64, err error) {
 	n, _ := X.Dims()
 	if ny, _ := Y.Dims(); ny != n {
-		panic(fmt.Sprintf("bench: X has %d rows, Y has %d", n, ny))
+		panic("bench: TrustContinuity of X and Y with different numbers of rows")
 	}
 	if k < 1 || 2*k >= n {
-		panic(fmt.Sprintf("bench: k = %d, need 1 <= k < n/2 = %g", k, float64(n)/2))
+		panic("bench: TrustContinuity needs 1 <= k < n/2")
 	}
 	queries := opt.Queries
 	if queries <= 0 {
@@ -114,7 +124,7 @@ func TrustContinuity(X, Y *mat.Dense, k int, opt NeighborhoodOptions) (trust, co
 	}
 	ws := make([]*workspace, workers)
 	xs, ys := rawRows(X), rawRows(Y)
-	parallel.Chunks(context.Background(), queries, chunk, workers, func(_ context.Context, w, c, lo, hi int) error {
+	err = parallel.Chunks(ctx, queries, chunk, workers, func(ctx context.Context, w, c, lo, hi int) error {
 		s := ws[w]
 		if s == nil {
 			s = &workspace{
@@ -127,6 +137,9 @@ func TrustContinuity(X, Y *mat.Dense, k int, opt NeighborhoodOptions) (trust, co
 		}
 		var tsum, csum int64
 		for q := lo; q < hi; q++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			i := q
 			if qidx != nil {
 				i = qidx[q]
@@ -159,13 +172,16 @@ func TrustContinuity(X, Y *mat.Dense, k int, opt NeighborhoodOptions) (trust, co
 		tpart[c], cpart[c] = tsum, csum
 		return nil
 	})
+	if err != nil {
+		return math.NaN(), math.NaN(), err
+	}
 	var tsum, csum int64
 	for c := range tpart {
 		tsum += tpart[c]
 		csum += cpart[c]
 	}
 	norm := 2 / (float64(queries) * float64(k) * float64(2*n-3*k-1))
-	return 1 - norm*float64(tsum), 1 - norm*float64(csum)
+	return 1 - norm*float64(tsum), 1 - norm*float64(csum), nil
 }
 
 // rows gives fast access to the rows of a dense matrix.
@@ -285,7 +301,7 @@ func ranksOf(dist []float64, self int, targets []int32, ranks []int) []int {
 func BruteForceKNN(X *mat.Dense, k, workers int) []int32 {
 	n, _ := X.Dims()
 	if k < 1 || k >= n {
-		panic(fmt.Sprintf("bench: k = %d, need 1 <= k < n = %d", k, n))
+		panic("bench: BruteForceKNN needs 1 <= k < n")
 	}
 	out := make([]int32, n*k)
 	xs := rawRows(X)

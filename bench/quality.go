@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
@@ -34,7 +35,8 @@ type Quality struct {
 	Queries int // query points their sums ran over (n: exact)
 	// Trustworthiness and Continuity at K neighbours (Venna and Kaski).
 	Trustworthiness, Continuity float64
-	// ReconstructionCost is sum_i ||y_i - sum_j w_ij y_j||^2 under the given weights.
+	// ReconstructionCost is sum_i ||y_i - sum_j w_ij y_j||^2 under the given weights, the
+	// objective of the paper's linear embedding, Eq. (37) (see ReconstructionCost).
 	ReconstructionCost float64
 	// Disparity is ProcrustesDisparity(Reference, Y).
 	Disparity float64
@@ -42,20 +44,28 @@ type Quality struct {
 	Spearman float64
 }
 
-// Assess computes the quality metrics of the embedding Y (n x p) of the data X (n x D)
+// AssessContext computes the quality metrics of the embedding Y (n x p) of the data X (n x D)
 // selected by opt. Costs: trustworthiness and continuity O(q n (D + p + k)) for q query points
 // (q = n up to ExactLimit, so they stay usable at a million points), the others O(n k p) or
-// O(n p^2). It panics on mismatched shapes.
-func Assess(X, Y *mat.Dense, opt QualityOptions) Quality {
+// O(n p^2). It returns an error when ctx is done before trustworthiness and continuity are
+// computed (see TrustContinuityContext) or when opt.Neighbors holds an index outside [0, n)
+// (see ReconstructionCost), and panics on mismatched shapes.
+func AssessContext(ctx context.Context, X, Y *mat.Dense, opt QualityOptions) (Quality, error) {
 	n, _ := Y.Dims()
 	nan := math.NaN()
 	q := Quality{K: opt.K, Trustworthiness: nan, Continuity: nan, ReconstructionCost: nan, Disparity: nan, Spearman: nan}
 	if X != nil && opt.K >= 1 && 2*opt.K < n {
-		q.Trustworthiness, q.Continuity = TrustContinuity(X, Y, opt.K, opt.Neighborhood)
+		var err error
+		if q.Trustworthiness, q.Continuity, err = TrustContinuityContext(ctx, X, Y, opt.K, opt.Neighborhood); err != nil {
+			return q, err
+		}
 		q.Queries = QueryCount(n, opt.Neighborhood)
 	}
 	if opt.Neighbors != nil {
-		q.ReconstructionCost = ReconstructionCost(Y, opt.Neighbors, opt.Weights, opt.WK)
+		var err error
+		if q.ReconstructionCost, err = ReconstructionCost(Y, opt.Neighbors, opt.Weights, opt.WK); err != nil {
+			return q, err
+		}
 	}
 	if opt.Reference != nil {
 		q.Disparity = ProcrustesDisparity(opt.Reference, Y)
@@ -63,7 +73,7 @@ func Assess(X, Y *mat.Dense, opt QualityOptions) Quality {
 	if opt.Coord != nil {
 		q.Spearman = MaxAbsSpearman(Y, opt.Coord)
 	}
-	return q
+	return q, nil
 }
 
 // QueryCount returns the number of query points TrustContinuity uses for n points with opt:

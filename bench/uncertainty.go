@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"fmt"
-
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -24,9 +22,9 @@ func Uncertainty(base *mat.Dense, gens []*mat.Dense, align bool) (mean *mat.Dens
 		panic("bench: Uncertainty of no generations")
 	}
 	n, p := base.Dims()
-	for g, Y := range gens {
+	for _, Y := range gens {
 		if gn, gp := Y.Dims(); gn != n || gp != p {
-			panic(fmt.Sprintf("bench: generation %d is %d x %d, the base embedding %d x %d", g, gn, gp, n, p))
+			panic("bench: Uncertainty of a generation shaped unlike the base embedding")
 		}
 	}
 	ys := gens

@@ -2,8 +2,10 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -51,7 +53,8 @@ func TestUncertaintyGrowsWithScale(t *testing.T) {
 	}
 }
 
-// TestAssess: Assess reports exactly what the individual metrics give.
+// TestAssess: AssessContext reports exactly what the individual
+// metrics give; a bad neighbour index is an error of AssessContext and a done context stops it.
 func TestAssess(t *testing.T) {
 	ctx := context.Background()
 	X, color := bench.SwissRoll(300, 4)
@@ -63,18 +66,25 @@ func TestAssess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := bench.Assess(X, Y, bench.QualityOptions{K: 10, Neighbors: m.Neighbors, Weights: m.Weights, WK: m.K, Reference: m.Embedding, Coord: color})
+	opt := bench.QualityOptions{K: 10, Neighbors: m.Neighbors, Weights: m.Weights, WK: m.K, Reference: m.Embedding, Coord: color}
+	q, err := bench.AssessContext(ctx, X, Y, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr, co := bench.TrustContinuity(X, Y, 10, bench.NeighborhoodOptions{})
 	if q.Trustworthiness != tr || q.Continuity != co || q.Queries != 300 || q.K != 10 {
 		t.Errorf("trust/continuity %v %v (%d queries), want %v %v", q.Trustworthiness, q.Continuity, q.Queries, tr, co)
 	}
-	if q.ReconstructionCost != bench.ReconstructionCost(Y, m.Neighbors, m.Weights, m.K) {
-		t.Error("reconstruction cost differs")
+	if rc, err := bench.ReconstructionCost(Y, m.Neighbors, m.Weights, m.K); err != nil || q.ReconstructionCost != rc {
+		t.Errorf("reconstruction cost %v, ReconstructionCost %v (%v)", q.ReconstructionCost, rc, err)
 	}
 	if q.Disparity != bench.ProcrustesDisparity(m.Embedding, Y) || q.Spearman != bench.MaxAbsSpearman(Y, color) {
 		t.Error("disparity or Spearman differs")
 	}
-	none := bench.Assess(X, Y, bench.QualityOptions{})
+	none, err := bench.AssessContext(ctx, X, Y, bench.QualityOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range []float64{none.Trustworthiness, none.Continuity, none.ReconstructionCost, none.Disparity, none.Spearman} {
 		if !math.IsNaN(v) {
 			t.Errorf("metric %v computed although not asked for", v)
@@ -82,5 +92,20 @@ func TestAssess(t *testing.T) {
 	}
 	if got := bench.QueryCount(50000, bench.NeighborhoodOptions{}); got != bench.DefaultQueries {
 		t.Errorf("QueryCount(50000) = %d", got)
+	}
+
+	// A caller's neighbour list with an index outside [0, n): an error, not a panic.
+	bad := slices.Clone(m.Neighbors)
+	bad[7] = 300
+	badOpt := opt
+	badOpt.Neighbors = bad
+	if _, err := bench.AssessContext(ctx, X, Y, badOpt); err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Errorf("out-of-range neighbour: err = %v", err)
+	}
+	// A done context stops the metrics pass with its error.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := bench.AssessContext(done, X, Y, opt); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: err = %v", err)
 	}
 }

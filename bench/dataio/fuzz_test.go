@@ -69,17 +69,33 @@ var csvSeeds = map[string]string{
 	"broken_cells":     ",,\n,\n",
 }
 
+// FuzzReadNPY reads arbitrary bytes as .npy, both as a stream (ReadNPY: size unknown, the data
+// read as far as present) and as a file (ReadNPYFile: size known from stat, the data checked
+// against it before it is allocated): neither may panic, errors are one line, both accept the
+// same inputs with the same array, and an accepted float array survives a write/read round trip.
 func FuzzReadNPY(f *testing.F) {
 	for _, b := range npySeeds() {
 		f.Add(b)
 	}
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := ReadNPY(bytes.NewReader(b))
+		fa, ferr := readNPYViaFile(t, dir, b)
+		if (err == nil) != (ferr == nil) {
+			t.Fatalf("stream error %v, file error %v", err, ferr)
+		}
+		if ferr != nil && strings.Contains(ferr.Error(), "\n") {
+			t.Fatalf("multi-line file error %q", ferr)
+		}
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
 			}
 			return
+		}
+		if !sameArray(a, fa) {
+			t.Fatalf("stream read %v (%d floats, %d ints), file read %v (%d floats, %d ints)",
+				a.Shape, len(a.Float), len(a.Int), fa.Shape, len(fa.Float), len(fa.Int))
 		}
 		if (a.Float == nil) == (a.Int == nil) && a.Len() > 0 {
 			t.Fatal("exactly one of Float and Int must be set")
@@ -104,6 +120,53 @@ func FuzzReadNPY(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readNPYViaFile writes b to a new file in dir and reads it back with ReadNPYFile; a file
+// error must name the path.
+func readNPYViaFile(t *testing.T, dir string, b []byte) (*Array, error) {
+	t.Helper()
+	fh, err := os.CreateTemp(dir, "fuzz-*.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := fh.Name()
+	defer os.Remove(path)
+	if _, err := fh.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ReadNPYFile(path)
+	if err != nil && !strings.HasPrefix(err.Error(), path+": ") {
+		t.Fatalf("file error %q does not name %s", err, path)
+	}
+	return a, err
+}
+
+// sameArray reports whether a and b have the same shape and the same elements, bit for bit.
+func sameArray(a, b *Array) bool {
+	if len(a.Shape) != len(b.Shape) || len(a.Float) != len(b.Float) || len(a.Int) != len(b.Int) ||
+		(a.Float == nil) != (b.Float == nil) || (a.Int == nil) != (b.Int == nil) {
+		return false
+	}
+	for i := range a.Shape {
+		if a.Shape[i] != b.Shape[i] {
+			return false
+		}
+	}
+	for i := range a.Float {
+		if math.Float64bits(a.Float[i]) != math.Float64bits(b.Float[i]) {
+			return false
+		}
+	}
+	for i := range a.Int {
+		if a.Int[i] != b.Int[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func FuzzReadCSV(f *testing.F) {

@@ -7,18 +7,38 @@
 #   GEN_REPEAT (default 5) runs of each, the median (by generation-to-fit ratio) reported (single
 #   runs' ratios spread from 19% to 56% at n = 200k on this shared machine, so three were too few).
 # The runs are sequential (one child process each): never start it beside another heavy job.
+# A failed sweep (glle-bench exits non-zero, e.g. when a run failed) stops the script with its
+# status, before benchmd can read it, and its report is moved to NAME.json.failed so the next
+# call reruns it instead of skipping it.
 set -eu
+
+# sweep JSON CMD...: runs CMD (a glle-bench bench command writing -json JSON) with its output
+# shown and copied to JSON's .md. /bin/sh has no pipefail, so CMD's status travels through a
+# file: the pipeline's own status is tee's.
+sweep() {
+  json=$1
+  shift
+  status=$(mktemp)
+  { if "$@"; then c=0; else c=$?; fi; echo "$c" >"$status"; } | tee "${json%.json}.md"
+  code=$(cat "$status")
+  rm -f "$status"
+  if [ "$code" != 0 ]; then
+    [ ! -e "$json" ] || mv -f "$json" "$json.failed"
+    echo "sweep.sh: $* failed with status $code" >&2
+    exit "$code"
+  fi
+}
 out=${BENCH_OUT:-out/bench}
 sizes=${SWEEP_SIZES:-10000,100000,200000,1000000,2000000}
 gen_sizes=${SWEEP_GEN_SIZES:-200000,1000000}
 mkdir -p "$out"
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_lle.json" ]; then
-  ./bin/glle-bench bench -sizes "$sizes" -methods lle -peers -peer-repeat "${PEER_REPEAT:-5}" -json "$out/sweep_lle.json" | tee "$out/sweep_lle.md"
+  sweep "$out/sweep_lle.json" ./bin/glle-bench bench -sizes "$sizes" -methods lle -peers -peer-repeat "${PEER_REPEAT:-5}" -json "$out/sweep_lle.json"
 fi
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_gen.json" ]; then
-  ./bin/glle-bench bench -sizes "$gen_sizes" -methods em,direct -generations "${SWEEP_GENERATIONS:-3}" -repeat "${GEN_REPEAT:-5}" -json "$out/sweep_gen.json" | tee "$out/sweep_gen.md"
+  sweep "$out/sweep_gen.json" ./bin/glle-bench bench -sizes "$gen_sizes" -methods em,direct -generations "${SWEEP_GENERATIONS:-3}" -repeat "${GEN_REPEAT:-5}" -json "$out/sweep_gen.json"
 fi
 if [ "${SWEEP:-0}" = 1 ] || [ ! -s "$out/sweep_lle_purego.json" ]; then
   CGO_ENABLED=0 go build -tags purego -o bin/glle-bench-purego ./cmd/glle-bench
-  ./bin/glle-bench-purego bench -sizes "${SWEEP_PUREGO_SIZES:-100000,1000000}" -methods lle -json "$out/sweep_lle_purego.json" | tee "$out/sweep_lle_purego.md"
+  sweep "$out/sweep_lle_purego.json" ./bin/glle-bench-purego bench -sizes "${SWEEP_PUREGO_SIZES:-100000,1000000}" -methods lle -json "$out/sweep_lle_purego.json"
 fi

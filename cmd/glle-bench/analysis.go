@@ -221,23 +221,36 @@ type metricsRun struct {
 	rep   *metricsReport
 }
 
-func newMetricsRun(X *mat.Dense, m *engine.Model, coord []float64) *metricsRun {
+func newMetricsRun(ctx context.Context, X *mat.Dense, m *engine.Model, coord []float64) (*metricsRun, error) {
 	n, _ := X.Dims()
 	q := bench.QueryCount(n, bench.NeighborhoodOptions{})
 	r := &metricsRun{X: X, m: m, coord: coord, rep: &metricsReport{K: m.K, Queries: q, Exact: q == n}}
-	r.rep.Base = r.assess("base", m.Embedding, nil)
-	return r
+	base, err := r.assess(ctx, "base", m.Embedding, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.rep.Base = base
+	return r, nil
 }
 
-func (r *metricsRun) assess(label string, Y, ref *mat.Dense) qualityJSON {
-	q := bench.Assess(r.X, Y, bench.QualityOptions{K: r.m.K, Neighbors: r.m.Neighbors, Weights: r.m.Weights, WK: r.m.K,
+// assess computes the metrics of Y; it stops with ctx's error when ctx is done.
+func (r *metricsRun) assess(ctx context.Context, label string, Y, ref *mat.Dense) (qualityJSON, error) {
+	q, err := bench.AssessContext(ctx, r.X, Y, bench.QualityOptions{K: r.m.K, Neighbors: r.m.Neighbors, Weights: r.m.Weights, WK: r.m.K,
 		Reference: ref, Coord: r.coord})
+	if err != nil {
+		return qualityJSON{}, err
+	}
 	return qualityJSON{Embedding: label, Trustworthiness: fptr(q.Trustworthiness), Continuity: fptr(q.Continuity),
-		ReconstructionCost: fptr(q.ReconstructionCost), Disparity: fptr(q.Disparity), Spearman: fptr(q.Spearman)}
+		ReconstructionCost: fptr(q.ReconstructionCost), Disparity: fptr(q.Disparity), Spearman: fptr(q.Spearman)}, nil
 }
 
-func (r *metricsRun) generation(g int, Y *mat.Dense) {
-	r.rep.Generations = append(r.rep.Generations, r.assess(fmt.Sprintf("generation %d", g), Y, r.m.Embedding))
+func (r *metricsRun) generation(ctx context.Context, g int, Y *mat.Dense) error {
+	q, err := r.assess(ctx, fmt.Sprintf("generation %d", g), Y, r.m.Embedding)
+	if err != nil {
+		return err
+	}
+	r.rep.Generations = append(r.rep.Generations, q)
+	return nil
 }
 
 func fmtOpt(v *float64, f string) string {
@@ -277,23 +290,26 @@ type genAnalysis struct {
 
 // newGenAnalysis prepares the analysis of m's generations; the metrics of the base embedding
 // are computed here. coord is the manifold coordinate of a built-in dataset (nil otherwise).
-func newGenAnalysis(opt analysisOpts, X *mat.Dense, m *engine.Model, coord []float64, prog *progress) *genAnalysis {
+func newGenAnalysis(ctx context.Context, opt analysisOpts, X *mat.Dense, m *engine.Model, coord []float64, prog *progress) (*genAnalysis, error) {
 	a := &genAnalysis{opt: opt, m: m, prog: prog}
 	if opt.metrics {
 		prog.update("metrics", 0, 0, false)
-		a.met = newMetricsRun(X, m, coord)
+		var err error
+		if a.met, err = newMetricsRun(ctx, X, m, coord); err != nil {
+			return nil, err
+		}
 		prog.update("metrics", 0, 0, true)
 	}
 	if opt.uncertainty {
 		n, p := m.Embedding.Dims()
 		a.acc = newSpreadAcc(n, p)
 	}
-	return a
+	return a, nil
 }
 
 // generation records generation g and returns what is written: Y, or Y aligned onto the base
 // embedding with -align.
-func (a *genAnalysis) generation(g int, Y *mat.Dense) *mat.Dense {
+func (a *genAnalysis) generation(ctx context.Context, g int, Y *mat.Dense) (*mat.Dense, error) {
 	out := Y
 	if a.opt.align {
 		out = bench.AlignTo(a.m.Embedding, Y, a.opt.alignScale)
@@ -306,9 +322,11 @@ func (a *genAnalysis) generation(g int, Y *mat.Dense) *mat.Dense {
 		a.acc.add(u)
 	}
 	if a.met != nil {
-		a.met.generation(g, out)
+		if err := a.met.generation(ctx, g, out); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // finish writes the uncertainty files (and with plot its PNG) beside out and adds the
@@ -417,7 +435,10 @@ func (r *figRun) fig5(ctx context.Context) ([][]*plot.Plot, error) {
 		n, _ := d.X.Dims()
 		opt := bench.NeighborhoodOptions{Queries: fig5Queries, Seed: r.c.seed, Workers: r.c.workers}
 		k := min(r.c.k, (n-1)/2)
-		lleTrust, _ := bench.TrustContinuity(d.X, d.em.Embedding, k, opt)
+		lleTrust, _, err := bench.TrustContinuityContext(ctx, d.X, d.em.Embedding, k, opt)
+		if err != nil {
+			return nil, err
+		}
 		r.study.evals++
 		pd, err := studyPanel(ds.title+": disparity to LLE", "a", "", true)
 		if err != nil {
@@ -442,7 +463,10 @@ func (r *figRun) fig5(ctx context.Context) ([][]*plot.Plot, error) {
 						return nil, err
 					}
 					dv = append(dv, bench.ProcrustesDisparity(mm.m.Embedding, Y))
-					t, _ := bench.TrustContinuity(d.X, Y, k, opt)
+					t, _, err := bench.TrustContinuityContext(ctx, d.X, Y, k, opt)
+					if err != nil {
+						return nil, err
+					}
 					r.study.evals++
 					tv = append(tv, t)
 				}

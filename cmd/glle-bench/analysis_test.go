@@ -47,6 +47,7 @@ func TestEmbedAlignUncertaintyMetrics(t *testing.T) {
 	for g := 0; g < G; g++ {
 		Y := readM(t, filepath.Join(dir, fmt.Sprintf("y_gen%03d.npy", g)))
 		// Aligned: the best further rotation onto the base is the identity.
+		// 1e-9: re-fitting the rotation of an aligned 400 x 2 embedding gives I up to round-off of its 400-point sums (~n eps = 4e-14; observed 2e-16).
 		if R := bench.FitAlignment(base, Y, false).R; !mat.EqualApprox(R, mat.NewDiagDense(2, []float64{1, 1}), 1e-9) {
 			t.Errorf("generation %d is not aligned: residual rotation %v", g, mat.Formatted(R))
 		}
@@ -55,6 +56,7 @@ func TestEmbedAlignUncertaintyMetrics(t *testing.T) {
 	wantMean, wantSpread := bench.Uncertainty(base, gens, true)
 	spread := readVec(t, filepath.Join(dir, "y_uncertainty.npy"))
 	mean := readM(t, filepath.Join(dir, "y_mean.npy"))
+	// 1e-12: the same means and spreads from the same files, summed in another order: a few ulps of entries < 1 (observed 3e-17, 5e-18).
 	if len(spread) != n || !mat.EqualApprox(mean, wantMean, 1e-12) {
 		t.Fatalf("uncertainty files: %d values, mean matches %v", len(spread), mat.EqualApprox(mean, wantMean, 1e-12))
 	}
@@ -114,6 +116,7 @@ func TestTransformCommand(t *testing.T) {
 	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "lle", "-out", "lle.npy", "-model", "ml", "-q")
 	mustRun(t, dir, "transform", "-model", "ml", "-in", "x.npy", "-out", "tl.npy", "-q")
 	Y, base := readM(t, filepath.Join(dir, "tl.npy")), readM(t, filepath.Join(dir, "lle.npy"))
+	// 1e-6: the same LLE embedding, so only the QR round-off of the check itself (~n eps = 4e-14; observed 7e-16); any real difference is O(1).
 	if s := bench.MaxPrincipalAngleSine(bench.Centered(Y), bench.Centered(base)); !(s <= 1e-6) {
 		t.Errorf("transform(X_train) of the LLE model: max principal-angle sine %g", s)
 	}
@@ -199,6 +202,7 @@ func TestEmbedFrames(t *testing.T) {
 		yb := readM(t, filepath.Join(dir, "b"+name))
 		ye := readM(t, filepath.Join(dir, "e"+name))
 		// Base frame: no further rotation brings it closer to the base embedding.
+		// 1e-9: as in TestEmbedAlignUncertaintyMetrics, round-off of 400-point sums ~4e-14 (observed 4e-16).
 		if R := bench.FitAlignment(base, yb, false).R; !mat.EqualApprox(R, mat.NewDiagDense(2, []float64{1, 1}), 1e-9) {
 			t.Errorf("generation %d in the base frame: residual rotation %v", g, mat.Formatted(R))
 		}

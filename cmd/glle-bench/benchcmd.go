@@ -216,9 +216,13 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 	dir := c.keep
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "glle-bench-sweep"); err != nil {
-			return err
+			return badInput("set TMPDIR to a writable folder, or keep the runs in one with -keep DIR", "cannot create the sweep's scratch folder (%v)", unwrapPath(err))
 		}
-		defer os.RemoveAll(dir)
+		stageTree(dir, true) // a forced exit removes it too
+		defer func() {
+			os.RemoveAll(dir)
+			stageTree(dir, false)
+		}()
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return badInput("choose a writable folder", "-keep %q cannot be created (%v)", clip(dir), unwrapPath(err))
 	}
@@ -656,6 +660,11 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 	Yb, err := dataio.ReadMatrix(yPath)
 	if err != nil {
 		p.Error = err.Error()
+		return p
+	}
+	ra, _ := Ya.Dims()
+	if rb, cb := Yb.Dims(); rb != ra || cb > rb {
+		p.Error = fmt.Sprintf("scikit-learn wrote a %d x %d embedding for %d points", rb, cb, ra)
 		return p
 	}
 	p.MaxSine = subspaceSine(Ya, Yb)

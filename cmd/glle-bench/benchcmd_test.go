@@ -69,6 +69,7 @@ func TestBenchRepeat(t *testing.T) {
 			}
 		}
 	}
+	// 1e-6: the stand-in peer is this binary's own LLE of the same data, so the sine is QR round-off (~n eps = 4e-14; 1.3e-15 in TestBenchPeers).
 	if len(rep.Peers) != 1 || rep.Peers[0].Error != "" || !(rep.Peers[0].MaxSine < 1e-6) ||
 		!slices.Contains(rep.Runs[0].FitRuns, rep.Peers[0].OursSeconds) {
 		t.Fatalf("peers %+v (runs %+v)", rep.Peers, rep.Runs[0])
@@ -108,6 +109,7 @@ func TestBenchPeers(t *testing.T) {
 		t.Fatalf("peers %+v", rep.Peers)
 	}
 	p := rep.Peers[0]
+	// 1e-6: the same LLE fit on both sides, QR round-off only (~n eps = 4e-14; observed 1.3e-15).
 	if p.Error != "" || p.Seconds != 0.5 || p.OursSeconds <= 0 || !(p.MaxSine < 1e-6) {
 		t.Fatalf("peer run %+v", p)
 	}
@@ -133,6 +135,23 @@ func TestBenchPeers(t *testing.T) {
 	r = mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-peers", "-python", fake, "-peer-max", "299")
 	if !strings.Contains(r.stdout, "scikit-learn skipped at n = 300") || strings.Contains(r.stdout, "ours / theirs") {
 		t.Fatalf("-peer-max 299 did not skip n = 300:\n%s", r.stdout)
+	}
+
+	// A peer that writes an embedding of the wrong shape (10 rows for 300 points): the peer
+	// row reports it; before, the subspace comparison panicked.
+	wrong := filepath.Join(dir, "wrongpython")
+	script := "#!/bin/sh\n" +
+		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
+		bin + " dataset -name swissroll -n 10 -out \"$4\" -q || exit 1\n" +
+		"echo '{\"seconds\": 0.5, \"peak_rss_bytes\": 1048576}'\n"
+	if err := os.WriteFile(wrong, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	jsw := filepath.Join(dir, "benchw.json")
+	mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-peers", "-python", wrong, "-json", jsw)
+	repw := readBenchReport(t, jsw)
+	if len(repw.Peers) != 1 || !strings.Contains(repw.Peers[0].Error, "10 x 3 embedding for 300 points") {
+		t.Fatalf("wrong-shape peer: %+v", repw.Peers)
 	}
 }
 

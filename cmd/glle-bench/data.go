@@ -99,7 +99,7 @@ func makeDataset(name string, n int, seed uint64) (*mat.Dense, []float64, error)
 func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() { err = out.done(err) }()
+	defer func() { err = out.finish(recover(), err) }()
 	if err := checkWritable("out", c.out); err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 		n, d := X.Dims()
 		s := summary{Command: "dataset", Input: c.name, N: n, D: d, WallSeconds: time.Since(start).Seconds(),
 			PeakRSSBytes: peakRSS(), Outputs: out.files}
-		s.write(e.stderr)
+		out.onCommit(func() { s.write(e.stderr) })
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() { err = out.done(err) }()
+	defer func() { err = out.finish(recover(), err) }()
 
 	out.input(c.in, c.color)
 	// Outputs first: a bad path must fail before any heavy work.
@@ -95,7 +95,10 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	if c.dataset != "" && c.color == "" {
 		coord = color // the manifold coordinate of the built-in dataset
 	}
-	an := newGenAnalysis(c.analysis, X, m, coord, prog)
+	an, err := newGenAnalysis(ctx, c.analysis, X, m, coord, prog)
+	if err != nil {
+		return err
+	}
 
 	var gens []*mat.Dense
 	for g := 0; g < c.generations; g++ {
@@ -106,7 +109,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 			return err
 		}
 		secs := time.Since(t0).Seconds() // the generation's compute, like the fit's stages
-		Y = an.generation(g, Y)
+		if Y, err = an.generation(ctx, g, Y); err != nil {
+			return err
+		}
 		path := genPath(c.out, g)
 		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
 			return err
@@ -144,7 +149,8 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
 }
 
-// finish completes the summary, writes -json and prints the summary.
+// finish completes the summary, writes -json and prints the summary once the outputs are
+// committed.
 func finish(ctx context.Context, e env, prog *progress, sum *summary, start time.Time, jsonPath string, quiet bool, out *outputs) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -160,7 +166,7 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	}
 	prog.close()
 	if !quiet {
-		sum.write(e.stderr)
+		out.onCommit(func() { sum.write(e.stderr) })
 	}
 	return nil
 }
@@ -184,7 +190,7 @@ func settingsMap(m *engine.Model, s engine.Settings, seed uint64) map[string]any
 func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() { err = out.done(err) }()
+	defer func() { err = out.finish(recover(), err) }()
 	pairs := genWritable(c.out+c.ext, c.generations, c.analysis, false)[1:] // no base embedding
 	if err := checkAllWritable(append(pairs, [2]string{"json", c.jsonPath})...); err != nil {
 		return err
@@ -215,7 +221,10 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	if sum.Backend == "" {
 		sum.Backend = "default"
 	}
-	an := newGenAnalysis(c.analysis, sv.X, m, nil, prog)
+	an, err := newGenAnalysis(ctx, c.analysis, sv.X, m, nil, prog)
+	if err != nil {
+		return err
+	}
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
@@ -227,7 +236,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		if sum.Backend == "default" {
 			sum.Backend = rep.Backend
 		}
-		Y = an.generation(g, Y)
+		if Y, err = an.generation(ctx, g, Y); err != nil {
+			return err
+		}
 		path := c.genFile(g)
 		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
 			return err

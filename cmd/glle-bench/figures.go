@@ -234,7 +234,7 @@ func (r *figRun) fig4(ctx context.Context) ([][]*plot.Plot, error) {
 func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() { err = out.done(err) }()
+	defer func() { err = out.finish(recover(), err) }()
 	if err := out.mkdir("out", c.out); err != nil {
 		return err
 	}
@@ -282,11 +282,13 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 			WallSeconds: time.Since(start).Seconds(), PeakRSSBytes: peakRSS(), Outputs: out.files}
 		sum.Stages = append(sum.Stages, r.stage.list()...)
 		sum.Stages = append(sum.Stages, figSec...)
-		sum.write(e.stderr)
-		fmt.Fprintf(e.stderr, "  %d fits, %d generations\n", r.fits, r.gens)
-		if r.study.gens > 0 || r.study.evals > 0 {
-			fmt.Fprintf(e.stderr, "  figs 5-6: %d more generations, %d trustworthiness evaluations\n", r.study.gens, r.study.evals)
-		}
+		out.onCommit(func() {
+			sum.write(e.stderr)
+			fmt.Fprintf(e.stderr, "  %d fits, %d generations\n", r.fits, r.gens)
+			if r.study.gens > 0 || r.study.evals > 0 {
+				fmt.Fprintf(e.stderr, "  figs 5-6: %d more generations, %d trustworthiness evaluations\n", r.study.gens, r.study.evals)
+			}
+		})
 	}
 	return nil
 }

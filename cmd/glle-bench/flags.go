@@ -662,9 +662,10 @@ type helpConfig struct{ topic string }
 var commands = []string{"dataset", "embed", "generate", "figures", "transform", "bench", "help"}
 
 // parseArgs parses a whole command line (without the program name) into one of
-// datasetConfig, embedConfig, generateConfig, figuresConfig or helpConfig. It is pure (no
-// file system access) and never panics. On -h it returns the helpConfig of the command and
-// errHelp.
+// datasetConfig, embedConfig, generateConfig, figuresConfig, transformConfig or helpConfig.
+// It writes nothing and never panics; it reads the file system only to compare the named
+// paths (two flags naming the same file, through links or different spellings). On -h it
+// returns the helpConfig of the command and errHelp.
 func parseArgs(args []string) (any, error) {
 	if len(args) == 0 {
 		return helpConfig{}, badInput("run 'glle-bench help' for the commands", "no command given")

@@ -100,8 +100,9 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		// streaming .npy writer.
 		g := make([]float64, n*k*k)
 		ok := true
+		scratch := make([]float64, engine.GammaScratch(k))
 		for i := 0; i < n && ok; i++ {
-			ok = m.Gamma(i, g[i*k*k:(i+1)*k*k])
+			ok = m.GammaTo(g[i*k*k:(i+1)*k*k], scratch, i)
 		}
 		if ok {
 			files = append(files, gammaFile)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,7 @@ type outputs struct {
 	inputs []string // files the run reads: no output may replace one
 	retire []string // files removed at commit (a model folder's old model.json)
 	dirs   []string // folders this run created, removed on failure when empty
+	after  []func() // run after a successful commit (the summary that lists the files)
 }
 
 // staged is one output waiting for the commit.
@@ -128,8 +130,27 @@ func (o *outputs) done(err error) error {
 	}
 	if err != nil {
 		o.cleanup()
+		return err
 	}
-	return err
+	for _, f := range o.after {
+		f()
+	}
+	return nil
+}
+
+// onCommit runs f after a successful commit, so that a summary saying which files were
+// written is printed only once they are.
+func (o *outputs) onCommit(f func()) { o.after = append(o.after, f) }
+
+// finish is done for a deferred call, which also runs while the command panics: it takes
+// recover()'s value p, and a panic (a bug) commits nothing: the staged files are removed and
+// the panic becomes a one-line error.
+func (o *outputs) finish(p any, err error) error {
+	if p != nil {
+		o.cleanup()
+		return fmt.Errorf("internal error (a bug: please report it with the command line): %v; no output was written and existing files are unchanged", p)
+	}
+	return o.done(err)
 }
 
 // replaced is one step of a commit: path now holds the new content (or was removed), and the
@@ -305,7 +326,23 @@ func (o *outputs) cleanup() {
 var staging struct {
 	sync.Mutex
 	paths      map[string]bool
+	trees      map[string]bool // scratch folders removed with their contents (bench's sweep folder)
 	committing bool
+}
+
+// stageTree registers (on) or drops a scratch folder that a forced exit removes with
+// everything in it.
+func stageTree(dir string, on bool) {
+	staging.Lock()
+	defer staging.Unlock()
+	if staging.trees == nil {
+		staging.trees = map[string]bool{}
+	}
+	if on {
+		staging.trees[dir] = true
+	} else {
+		delete(staging.trees, dir)
+	}
 }
 
 func stage(path string, on bool) {
@@ -321,7 +358,7 @@ func stage(path string, on bool) {
 	}
 }
 
-// abandonStaged removes every staged file and new (empty) folder for a forced exit, with a
+// abandonStaged removes every staged file, new (empty) folder and scratch tree for a forced exit, with a
 // staged file's own temporary when the exit interrupts its write (dataio.AtomicWrite writes
 // ".<name>.tmp*" beside it). It returns false, removing nothing, while a commit runs.
 func abandonStaged() bool {
@@ -353,7 +390,10 @@ func abandonStaged() bool {
 	for _, d := range dirs {
 		os.Remove(d) // only succeeds when empty
 	}
-	staging.paths = nil
+	for d := range staging.trees {
+		os.RemoveAll(d)
+	}
+	staging.paths, staging.trees = nil, nil
 	return true
 }
 
@@ -374,19 +414,37 @@ func checkWritable(flagName, path string) error {
 	if dfi, err := os.Stat(dir); err != nil || !dfi.IsDir() {
 		return badInput("create the folder first or choose another path", "-%s %q: folder %s does not exist", flagName, clip(path), clip(dir))
 	}
-	// Probe with the file name itself when it is free (a name the folder cannot hold fails
-	// here, not after the computation), else with a temporary name beside it.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		f, err = os.CreateTemp(dir, ".glle-bench-probe*")
-	}
+	// Probe with a hidden name of the file name's length (a name the folder cannot hold fails
+	// here, not after the computation), never with the name itself: a forced exit between
+	// the probe's creation and its removal must not leave an empty output behind.
+	f, err := createProbe(dir, len(filepath.Base(path)))
 	if err != nil {
 		return badInput("choose a writable folder and file name", "-%s %q cannot be written (%v)", flagName, clip(path), unwrapPath(err))
 	}
 	name := f.Name()
+	stage(name, true) // a forced exit now removes it
 	f.Close()
 	os.Remove(name)
+	stage(name, false)
 	return nil
+}
+
+// createProbe creates a new empty file in dir whose name is hidden, random and at least
+// length bytes long (exactly length when that is longer than the random part).
+func createProbe(dir string, length int) (*os.File, error) {
+	var err error
+	for range 10 {
+		name := fmt.Sprintf(".glle-bench-probe-%016x", rand.Uint64())
+		if len(name) < length {
+			name += strings.Repeat("_", length-len(name))
+		}
+		var f *os.File
+		f, err = os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, err
 }
 
 // checkAllWritable runs checkWritable on every (flag, path) pair with a non-empty path.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -62,8 +63,23 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
+// TestPeakRSS: on Linux, after touching every page of 64 MiB, the peak resident set size
+// (VmHWM, in bytes) is at least that much; elsewhere there is no /proc and it is 0.
 func TestPeakRSS(t *testing.T) {
-	if v := peakRSS(); v < 0 {
-		t.Errorf("peakRSS = %d", v)
+	if runtime.GOOS != "linux" {
+		if v := peakRSS(); v != 0 {
+			t.Errorf("peakRSS = %d without /proc/self/status, want 0", v)
+		}
+		return
+	}
+	const size = 64 << 20
+	buf := make([]byte, size)
+	for i := 0; i < size; i += 4096 {
+		buf[i] = 1 // fault the page in
+	}
+	v := peakRSS()
+	runtime.KeepAlive(buf)
+	if v < size {
+		t.Errorf("peakRSS = %d bytes after touching %d bytes", v, size)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -280,6 +281,7 @@ func TestDegenerateInputs(t *testing.T) {
 	mustRun(t, dir, "embed", "-in", "x.csv", "-method", "em", "-out", "yx.npy", "-q")
 	mustRun(t, dir, "embed", "-in", "big.csv", "-method", "em", "-out", "ybig.npy", "-q")
 	a, b := readM(t, filepath.Join(dir, "yx.npy")), readM(t, filepath.Join(dir, "ybig.npy"))
+	// 1e-6: 1e150 x rounds every coordinate once (1.1e-16 relative) and the fit amplifies that to 7e-14 on entries ~0.15; 1e-6 only fails on a real change.
 	if !mat.EqualApprox(a, b, 1e-6) {
 		t.Errorf("x 1e150 changed the embedding")
 	}
@@ -292,6 +294,7 @@ func TestDegenerateInputs(t *testing.T) {
 		t.Errorf("em-paper at 1e160: exit %d, stderr %q", r.code, r.stderr)
 	}
 	mustRun(t, dir, "embed", "-in", "huge.csv", "-method", "em", "-out", "yhuge.npy", "-q")
+	// 1e-6: as for 1e150 (observed 1.4e-13).
 	if c := readM(t, filepath.Join(dir, "yhuge.npy")); !mat.EqualApprox(a, c, 1e-6) {
 		t.Errorf("x 1e160 changed the embedding")
 	}
@@ -345,9 +348,12 @@ func fuzzModelTemplate(f *testing.F) map[string][]byte {
 }
 
 // FuzzLoadModel writes a fuzzed model.json (and optionally a fuzzed replacement of one .npy
-// file) beside the files of a valid small model and loads it: loadModel must never panic and
-// fail only with a one-line bad-input error; a model it accepts must restore or fail with an
-// engine error, never panic.
+// file) beside the files of a valid small model and loads it both ways: for generate
+// (loadModelFor(dir, true), i.e. loadModel) and for transform (loadModelFor(dir, false), which
+// also accepts lle models). Neither may panic, both fail only with a one-line bad-input error,
+// and they agree: the same model from both when the method is generative, and for an lle model
+// a bad-input error from the generative load only. A model they accept must restore or fail
+// with an engine error, never panic.
 func FuzzLoadModel(f *testing.F) {
 	tmpl := fuzzModelTemplate(f)
 	meta := tmpl[metaFile]
@@ -357,6 +363,12 @@ func FuzzLoadModel(f *testing.F) {
 	f.Add([]byte(`{"format_version":2}`), uint8(0), []byte(nil))
 	f.Add([]byte(`{"format_version":1,"method":"em","k":5,"dim":2,"n":1e400}`), uint8(0), []byte(nil))
 	f.Add(meta, uint8(1), tmpl[neighborsFile][:len(tmpl[neighborsFile])/2])
+	lleMeta := bytes.Replace(meta, []byte(`"method": "em"`), []byte(`"method": "lle"`), 1)
+	if bytes.Equal(lleMeta, meta) {
+		f.Fatal("test setup: model.json has no \"method\": \"em\" to turn into an lle model")
+	}
+	f.Add(lleMeta, uint8(0), []byte(nil))
+	f.Add(lleMeta, uint8(3), []byte(nil)) // an empty sigma.npy, which an lle model does not read
 	f.Add(meta, uint8(2), []byte("\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (40, 5), }"))
 	names := []string{neighborsFile, weightsFile, sigmaFile, embeddingFile, dataFile}
 	f.Fuzz(func(t *testing.T, js []byte, which uint8, npy []byte) {
@@ -368,16 +380,33 @@ func FuzzLoadModel(f *testing.F) {
 		if which > 0 {
 			os.WriteFile(filepath.Join(dir, names[int(which-1)%len(names)]), npy, 0o644)
 		}
-		sv, meta, err := loadModel(dir)
-		if err != nil {
+		checkErr := func(which string, err error) {
 			var ie *inputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("loadModel error is not a bad-input error: %T %v", err, err)
+				t.Fatalf("%s error is not a bad-input error: %T %v", which, err, err)
 			}
 			if msg := oneLine(err.Error()); msg == "" || msg != err.Error() {
-				t.Fatalf("loadModel error is not one line: %q", err.Error())
+				t.Fatalf("%s error is not one line: %q", which, err.Error())
 			}
+		}
+		sv, meta, err := loadModel(dir)
+		anySv, anyMeta, anyErr := loadModelFor(dir, false)
+		if anyErr != nil {
+			checkErr("loadModelFor(dir, false)", anyErr)
+			if err == nil {
+				t.Fatalf("loadModel accepts what loadModelFor(dir, false) rejects: %v", anyErr)
+			}
+			checkErr("loadModel", err)
 			return
+		}
+		if err != nil {
+			checkErr("loadModel", err)
+			if anySv.Method.Generative() {
+				t.Fatalf("loadModel rejects the %v model loadModelFor(dir, false) accepts: %v", anySv.Method, err)
+			}
+			sv, meta = anySv, anyMeta // an lle model: restore it too
+		} else if !reflect.DeepEqual(sv, anySv) || !reflect.DeepEqual(meta, anyMeta) {
+			t.Fatal("loadModel and loadModelFor(dir, false) read different models")
 		}
 		sol, err := parseSolver(meta.Solver)
 		if err != nil {

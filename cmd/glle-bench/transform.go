@@ -100,7 +100,7 @@ func parseTransform(args []string) (transformConfig, error) {
 func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	start := time.Now()
 	var out outputs
-	defer func() { err = out.done(err) }()
+	defer func() { err = out.finish(recover(), err) }()
 	if err := checkAllWritable(append(genWritable(c.out, c.generations, c.analysis, false), [2]string{"json", c.jsonPath})...); err != nil {
 		return err
 	}

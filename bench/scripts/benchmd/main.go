@@ -199,10 +199,19 @@ func memTotal() string {
 	if err != nil {
 		return "unknown"
 	}
-	for _, l := range strings.Split(string(b), "\n") {
+	return memTotalOf(string(b))
+}
+
+// memTotalOf returns the MemTotal of the /proc/meminfo text meminfo in GiB, or "unknown" when
+// no MemTotal line holds a positive number of kB.
+func memTotalOf(meminfo string) string {
+	for _, l := range strings.Split(meminfo, "\n") {
 		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
 			f := strings.Fields(rest)
-			if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+			if len(f) == 0 {
+				continue // "MemTotal:" without a value
+			}
+			if kb, err := strconv.ParseFloat(f[0], 64); err == nil && kb > 0 && !math.IsInf(kb, 0) { // not NaN, -0 or negative
 				return fmt.Sprintf("%.1f GiB", kb/(1<<20))
 			}
 		}
