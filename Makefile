@@ -1,4 +1,7 @@
 # GLLE engine: the two set-up commands of the README are `make demo` and `make test`.
+# bash with pipefail, so that `go test ... | tee FILE` fails when go test fails.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 GO ?= go
 OUT ?= out
 GOFLAGS_TEST ?= -count=1 -timeout 25m
@@ -23,6 +26,7 @@ demo: build
 vet:
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet -tags purego ./...
+	CGO_ENABLED=0 $(GO) vet ./... # no cgo and no tag: the pure-Go backend too
 
 test-openblas: deps
 	$(GO) test $(GOFLAGS_TEST) ./...
@@ -79,10 +83,13 @@ peers-deps:
 # the time runs out while a worker is busy (go.dev/issue/75804, fixed in Go 1.27; seen here in
 # CI-like runs); a count has no deadline to race. FUZZTIME=30s (say) replaces every budget.
 # race: the race detector on the parallel packages (-short: the slow cases are skipped).
-# Both are part of `make test` (about 1 + 3 minutes on 2 cores).
+# Both are part of `make test` (about 1.5 + 3 minutes on 2 cores).
 FUZZTIME ?=
 FUZZ_TARGETS ?= ./bench/dataio:FuzzReadNPY:500000x ./bench/dataio:FuzzReadCSV:400000x \
-  ./cmd/glle-bench:FuzzParseArgs:150000x ./cmd/glle-bench:FuzzLoadModel:2000x
+  ./cmd/glle-bench:FuzzParseArgs:150000x ./cmd/glle-bench:FuzzLoadModel:2000x \
+  ./cmd/glle-bench:FuzzParseBench:50000x ./bench/scripts/benchmd:FuzzReadBench:12000x \
+  ./bench/scripts/benchmd:FuzzReadSweep:60000x ./bench/scripts/benchmd:FuzzQuotedSections:50000x \
+  ./bench/scripts/benchmd:FuzzLoadFile:15000x ./bench/scripts/benchmd:FuzzMemTotal:150000x
 RACE_PKGS ?= ./parallel/ ./engine/knn/ ./sparse/ ./engine/
 
 .PHONY: fuzz race
