@@ -422,49 +422,11 @@ func TestPointKernelsAllocateNothing(t *testing.T) {
 		sink := 0.0
 		bad := 0
 		allocs := allocsPerPass(n, func(i int) {
-			cvec, pc := ud[d*rmax:d*rmax+d], ud[d*rmax+d:]
-			r := paperSVD(ws, x, d, m.Neighbors[i*k:(i+1)*k], vk, ud)
+			r := emPaperMean(ws, x, d, i, mu, m.Neighbors[i*k:(i+1)*k], vk, ud, ew, acc)
 			if r != int(m.st.rank[i]) || !sameSlice(vk[:r*k], m.st.basis[i*k*rmax:i*k*rmax+r*k]) {
 				bad++
 			}
-			for c := 0; c < d; c++ {
-				cvec[c] = x[i*d+c] - mu[c]
-			}
-			clear(ew)
-			clear(pc)
-			for q := 0; q < r; q++ {
-				s := ws.e[q]
-				uq := ud[q*d : (q+1)*d]
-				dot := 0.0
-				for c, v := range uq {
-					dot += v * cvec[c]
-				}
-				for j := 0; j < k; j++ {
-					ew[j] += vk[q*k+j] * dot / s
-				}
-				for c, v := range uq {
-					pc[c] += v * dot
-				}
-			}
-			for a := 0; a < d; a++ {
-				for b := 0; b < d; b++ {
-					acc[a*d+b] += cvec[a]*cvec[b] - 2*pc[a]*cvec[b]
-				}
-			}
-			// Second pass: tr((X_i X_i^T)^+ S_1) with acc standing in for S_1.
-			r = paperSVD(ws, x, d, m.Neighbors[i*k:(i+1)*k], vk, ud)
-			for q := 0; q < r; q++ {
-				uq := ud[q*d : (q+1)*d]
-				quad := 0.0
-				for a := 0; a < d; a++ {
-					row := 0.0
-					for b := 0; b < d; b++ {
-						row += acc[a*d+b] * uq[b]
-					}
-					quad += uq[a] * row
-				}
-				sink += quad / (ws.e[q] * ws.e[q])
-			}
+			sink += emPaperTrace(ws, x, d, m.Neighbors[i*k:(i+1)*k], acc, vk, ud)
 		})
 		zeroAllocs("fit em-paper", allocs, bad)
 		if math.IsNaN(sink) {

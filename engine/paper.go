@@ -122,42 +122,11 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	}
 	err := parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, w, ch, lo, hi int) error {
 		wk, ud := ws[w], uds[w]
-		cvec, pc := ud[d*rmax:d*rmax+d], ud[d*rmax+d:]
 		acc := s1part[ch*d*d : (ch+1)*d*d]
 		for i := lo; i < hi; i++ {
 			vk := m.st.basis[i*k*rmax : (i+1)*k*rmax]
-			r := paperSVD(wk, x, d, m.Neighbors[i*k:(i+1)*k], vk, ud)
+			r := emPaperMean(wk, x, d, i, mu, m.Neighbors[i*k:(i+1)*k], vk, ud, m.Weights[i*k:(i+1)*k], acc)
 			m.st.rank[i] = int32(r)
-			for c := 0; c < d; c++ {
-				cvec[c] = x[i*d+c] - mu[c]
-			}
-			ew := m.Weights[i*k : (i+1)*k]
-			for j := range ew {
-				ew[j] = 0
-			}
-			for c := range pc {
-				pc[c] = 0
-			}
-			for q := 0; q < r; q++ {
-				s := wk.e[q]
-				uq := ud[q*d : (q+1)*d]
-				dot := 0.0
-				for c, v := range uq {
-					dot += v * cvec[c]
-				}
-				// E[w] += v_q (u_q . c) / s_q ; X_i E[w] = U U^T c.
-				for j := 0; j < k; j++ {
-					ew[j] += vk[q*k+j] * dot / s
-				}
-				for c, v := range uq {
-					pc[c] += v * dot
-				}
-			}
-			for a := 0; a < d; a++ {
-				for b := 0; b < d; b++ {
-					acc[a*d+b] += cvec[a]*cvec[b] - 2*pc[a]*cvec[b]
-				}
-			}
 		}
 		return nil
 	})
@@ -178,22 +147,7 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	err = parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, w, ch, lo, hi int) error {
 		wk, ud, tmp := ws[w], uds[w], vks[w]
 		for i := lo; i < hi; i++ {
-			r := paperSVD(wk, x, d, m.Neighbors[i*k:(i+1)*k], tmp, ud)
-			t := 0.0
-			for q := 0; q < r; q++ {
-				s := wk.e[q]
-				uq := ud[q*d : (q+1)*d]
-				quad := 0.0
-				for a := 0; a < d; a++ {
-					row := 0.0
-					for b := 0; b < d; b++ {
-						row += s1[a*d+b] * uq[b]
-					}
-					quad += uq[a] * row
-				}
-				t += quad / (s * s)
-			}
-			tr[i] = t
+			tr[i] = emPaperTrace(wk, x, d, m.Neighbors[i*k:(i+1)*k], s1, tmp, ud)
 		}
 		return nil
 	})
@@ -350,4 +304,63 @@ func (m *Model) paperBases(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// emPaperMean is fitEMPaper's first per-point step for point i: the SVD of its raw neighbour
+// matrix X_i (paperSVD; vk receives the right singular vectors, ud the left ones and, after
+// d*rmax values, 2d values of scratch), E[w_i] of Eq. (21) with the global mean mu into ew, and
+// point i's term (x_i - mu)(x_i - mu)^T - 2 X_i E[w_i] (x_i - mu)^T of S_1 (Eq. (24), before
+// the division by n) added into acc (d x d). It returns the rank r.
+func emPaperMean(ws *work, x []float64, d, i int, mu []float64, nbr []int32, vk, ud, ew, acc []float64) int {
+	k := len(ew)
+	r := paperSVD(ws, x, d, nbr, vk, ud)
+	rmax := min(d, k)
+	cvec, pc := ud[d*rmax:d*rmax+d], ud[d*rmax+d:d*rmax+2*d]
+	for c := 0; c < d; c++ {
+		cvec[c] = x[i*d+c] - mu[c]
+	}
+	clear(ew)
+	clear(pc)
+	for q := 0; q < r; q++ {
+		s := ws.e[q]
+		uq := ud[q*d : (q+1)*d]
+		dot := 0.0
+		for c, v := range uq {
+			dot += v * cvec[c]
+		}
+		// E[w] += v_q (u_q . c) / s_q ; X_i E[w] = U U^T c.
+		for j := 0; j < k; j++ {
+			ew[j] += vk[q*k+j] * dot / s
+		}
+		for c, v := range uq {
+			pc[c] += v * dot
+		}
+	}
+	for a := 0; a < d; a++ {
+		for b := 0; b < d; b++ {
+			acc[a*d+b] += cvec[a]*cvec[b] - 2*pc[a]*cvec[b]
+		}
+	}
+	return r
+}
+
+// emPaperTrace is fitEMPaper's second per-point step: t_i = tr((X_i X_i^T)^+ S_1) =
+// sum_q u_q^T S_1 u_q / s_q^2 over the SVD of X_i (tmp and ud as vk and ud of emPaperMean).
+func emPaperTrace(ws *work, x []float64, d int, nbr []int32, s1, tmp, ud []float64) float64 {
+	r := paperSVD(ws, x, d, nbr, tmp, ud)
+	t := 0.0
+	for q := 0; q < r; q++ {
+		s := ws.e[q]
+		uq := ud[q*d : (q+1)*d]
+		quad := 0.0
+		for a := 0; a < d; a++ {
+			row := 0.0
+			for b := 0; b < d; b++ {
+				row += s1[a*d+b] * uq[b]
+			}
+			quad += uq[a] * row
+		}
+		t += quad / (s * s)
+	}
+	return t
 }
