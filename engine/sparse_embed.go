@@ -250,7 +250,7 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 			s.lz = sparse.NewLanczos(n)
 		}
 		prog(Progress{Stage: "eigensolve"})
-		res, err = s.lu.SolveLU(ctx, s.lz, s.bp, opts)
+		res, err = s.lz.SolveAt(ctx, s.bp, s.lu, 0, opts)
 		if err == nil && luFailHook != nil {
 			err = luFailHook()
 		}

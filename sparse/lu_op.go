@@ -11,7 +11,7 @@ import (
 // GramLU is the Operator x -> M^+ x for M = B^T B (paper Eq. (39)), B = I - W the matrix of a
 // BPattern, for x orthogonal to the constant vector: the shift-invert operator at shift 0 of M
 // restricted to the complement of its null vector, for weights that sum to one (each row of B
-// sums to zero) on a connected graph. SolveLU solves with it the embedding eigenproblem
+// sums to zero) on a connected graph. Lanczos.SolveAt(ctx, M, g, 0, opts) solves with it the embedding eigenproblem
 // M Y = Y (Lambda / n) of Eq. (41). It factors B itself (LUFactor, no pivoting) on the pattern of B + B^T,
 // whose fill is several times smaller than that of M's Cholesky factor, and whose condition
 // number is the square root of M's: the operator is also more accurate than (M - sigma I)^{-1}.
@@ -143,21 +143,4 @@ func (g *GramLU) Apply(dst, x []float64) {
 		}
 		return nil
 	})
-}
-
-// SolveLU runs Lanczos on g at shift 0 for the opts.NEV smallest eigenpairs of a (M of
-// Eq. (39) itself, for the true residuals) orthogonal to opts.Deflate, which must hold the
-// constant vector: the eigenproblem of Eq. (41). It
-// factors B once (SetShift(0)); errors as Lanczos.Solve, plus SetShift's.
-func (g *GramLU) SolveLU(ctx context.Context, l *Lanczos, a SymMatrix, opts EigOptions) (EigResult, error) {
-	t0 := time.Now()
-	if err := g.SetShift(0); err != nil {
-		return EigResult{Factorizations: 1, Shifts: []float64{0}, FactorTime: time.Since(t0), TotalTime: time.Since(t0)}, err
-	}
-	ft := time.Since(t0)
-	res, err := l.Solve(ctx, a, g, 0, opts)
-	res.Factorizations = 1
-	res.FactorTime = ft
-	res.TotalTime = time.Since(t0)
-	return res, err
 }

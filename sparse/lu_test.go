@@ -405,7 +405,7 @@ func TestGramLUEigenpairs(t *testing.T) {
 			one[i] = 1
 		}
 		opts := EigOptions{NEV: 3, Tol: 1e-10, Deflate: [][]float64{one}}
-		res, err := g.SolveLU(ctx, NewLanczos(n), bp, opts)
+		res, err := NewLanczos(n).SolveAt(ctx, bp, g, 0, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -626,7 +626,7 @@ func TestGramLUDeflatedLLE(t *testing.T) {
 	const nev = 4
 	_, g := gramLU(t, lleN, lleK, pr.nbr, pr.w, 2)
 	bp := g.b
-	got, err := g.SolveLU(context.Background(), NewLanczos(lleN), bp, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}})
+	got, err := NewLanczos(lleN).SolveAt(context.Background(), bp, g, 0, EigOptions{NEV: nev, Deflate: [][]float64{pr.ones}})
 	if err != nil {
 		t.Fatal(err)
 	}
