@@ -332,29 +332,21 @@ var staging struct {
 
 // stageTree registers (on) or drops a scratch folder that a forced exit removes with
 // everything in it.
-func stageTree(dir string, on bool) {
-	staging.Lock()
-	defer staging.Unlock()
-	if staging.trees == nil {
-		staging.trees = map[string]bool{}
-	}
-	if on {
-		staging.trees[dir] = true
-	} else {
-		delete(staging.trees, dir)
-	}
-}
+func stageTree(dir string, on bool) { register(&staging.trees, dir, on) }
 
-func stage(path string, on bool) {
+// stage registers (on) or drops a staged file or a folder the run created.
+func stage(path string, on bool) { register(&staging.paths, path, on) }
+
+func register(set *map[string]bool, path string, on bool) {
 	staging.Lock()
 	defer staging.Unlock()
-	if staging.paths == nil {
-		staging.paths = map[string]bool{}
+	if *set == nil {
+		*set = map[string]bool{}
 	}
 	if on {
-		staging.paths[path] = true
+		(*set)[path] = true
 	} else {
-		delete(staging.paths, path)
+		delete(*set, path)
 	}
 }
 
