@@ -13,9 +13,17 @@ import (
 )
 
 // NotPositiveDefiniteError reports a breakdown of the Cholesky factorization: the pivot of
-// Column (an index of the original, unpermuted matrix) was not positive.
+// Column was not positive.
+//
+// A failed pivot stops the elimination of its supernode and of the supernodes that depend on
+// it; the independent parts of the elimination tree are still factored, and Column is the
+// smallest index over their failed pivots (the first of each supernode), so that it does not
+// depend on the worker count.
 type NotPositiveDefiniteError struct {
-	Column int     // original index of the column whose pivot failed
+	// Column is the original index of the column whose pivot failed: the index in the matrix
+	// given to Analyze, or for NewShiftInvertPattern the caller's point (mapped through a
+	// local pattern's relabelling).
+	Column int
 	Pivot  float64 // the non-positive (or NaN) pivot value
 }
 
@@ -41,6 +49,13 @@ type Factor struct {
 	sp     *solvePlan         // parallel-solve plan, built on the first parallel solve
 	sn     kernels.Supernodes // the layout for the backend's native solve kernels
 	valid  bool               // the last Factorize succeeded
+	// failed marks the supernodes whose elimination stopped at a failed pivot, their own or a
+	// descendant's; fails holds per stack the failed pivot of smallest column.
+	failed []bool
+	fails  []pivotFail
+	// colMap maps the original index of a column to the index NotPositiveDefiniteError
+	// reports (a local MPattern's point order); nil means the original index.
+	colMap []int32
 }
 
 // takeLX returns the panel storage PrepareFactor prepared (its first taker gets it) or a new
@@ -66,6 +81,8 @@ func NewFactor(s *Symbolic) *Factor {
 		works:  make([][]float64, len(sc.stackLen)),
 		diag:   make([][]float64, len(sc.stackLen)),
 		y:      make([]float64, s.n),
+		failed: make([]bool, s.ns),
+		fails:  make([]pivotFail, sc.workers+1),
 	}
 	f.sn = kernels.Supernodes{LX: lx, LXPtr: s.lxPtr, First: s.sFirst, RowPtr: s.sRowPtr, Rows: s.sRows}
 	for k := range sc.stackLen {
@@ -112,9 +129,22 @@ func (f *Factor) factorize(ctx context.Context, val []float64, shift float64) er
 	s := f.s
 	f.valid = false
 	val = val[:s.nnzIn]
+	clear(f.failed)
+	for i := range f.fails {
+		f.fails[i] = pivotFail{col: math.MaxInt}
+	}
 	err := s.eachNode(ctx, func(ctx context.Context, t int32, st, nw int) error { return f.node(ctx, t, val, shift, st, nw) })
 	if err != nil {
 		return err
+	}
+	first := pivotFail{col: math.MaxInt}
+	for _, fl := range f.fails {
+		if fl.col < first.col {
+			first = fl
+		}
+	}
+	if first.col != math.MaxInt {
+		return &NotPositiveDefiniteError{Column: first.col, Pivot: first.pivot}
 	}
 	f.valid = true
 	return nil
@@ -169,10 +199,17 @@ func (s *Symbolic) nodeShape(t int32) (c0, w, m int) {
 }
 
 // node assembles, factors and updates supernode t using stack st and nw workers for its
-// dense kernels.
+// dense kernels. A failed pivot marks t failed and is recorded in f.fails[st]; a node with a
+// failed child is skipped and marked failed (a child's update is read only by its parent).
 func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64, st, nw int) error {
 	s := f.s
 	sc := &s.sched
+	for _, c := range sc.children[t] {
+		if f.failed[c] {
+			f.failed[t] = true
+			return nil
+		}
+	}
 	c0, w, m := s.nodeShape(t)
 	mu := m - w
 	p := f.lx[s.lxPtr[t]:s.lxPtr[t+1]]
@@ -196,7 +233,15 @@ func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64
 		if j == math.MaxInt {
 			return ctx.Err()
 		}
-		return &NotPositiveDefiniteError{Column: s.perm[c0+j], Pivot: d}
+		f.failed[t] = true
+		col := s.perm[c0+j]
+		if f.colMap != nil {
+			col = int(f.colMap[col])
+		}
+		if fl := &f.fails[st]; col < fl.col {
+			*fl = pivotFail{col: col, pivot: d}
+		}
+		return nil
 	}
 	if mu > 0 {
 		l21 := p[w*w:]

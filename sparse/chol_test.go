@@ -579,3 +579,49 @@ func TestSymmetricPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestNotPositiveDefiniteDeterministic: with several independent failing pivots, the error
+// names the smallest failing column for every worker count and ordering (the independent parts
+// of the elimination tree are all factored), where it used to name whichever worker failed
+// first.
+func TestNotPositiveDefiniteDeterministic(t *testing.T) {
+	// 60 independent dense 5 x 5 blocks, diagonally dominant (4 on the diagonal, -0.5 off it),
+	// except a diagonal entry of -1 in blocks 7, 23 and 41: each of those fails at exactly
+	// that column (eliminating the others first only lowers it), and nothing else fails.
+	const blocks, bs = 60, 5
+	n := blocks * bs
+	neg := map[int]bool{7*bs + 3: true, 23*bs + 1: true, 41*bs + 4: true}
+	var is, js []int
+	var vs []float64
+	for b := 0; b < blocks; b++ {
+		for i := b * bs; i < (b+1)*bs; i++ {
+			for j := b * bs; j < (b+1)*bs; j++ {
+				v := -0.5
+				if i == j {
+					v = 4
+					if neg[i] {
+						v = -1
+					}
+				}
+				is, js, vs = append(is, i), append(js, j), append(vs, v)
+			}
+		}
+	}
+	a := csrFromTriplets(n, is, js, vs, true)
+	for _, o := range allOrderings {
+		for _, workers := range []int{1, 2, 3, 7} {
+			s, err := Analyze(context.Background(), n, a.rowPtr, a.colIdx, SymbolicOptions{Ordering: o, Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := NewFactor(s)
+			for rep := 0; rep < 3; rep++ {
+				err = f.Factorize(context.Background(), a.val, 0)
+				var npd *NotPositiveDefiniteError
+				if !errors.As(err, &npd) || npd.Column != 7*bs+3 || !(npd.Pivot < 0) {
+					t.Fatalf("%v, %d workers, run %d: got %v, want column %d", o, workers, rep, err, 7*bs+3)
+				}
+			}
+		}
+	}
+}

@@ -398,3 +398,52 @@ func TestMPatternFillNonFinitePoint(t *testing.T) {
 		}
 	}
 }
+
+// TestShiftInvertPatternNamesPoint: a shift far above every eigenvalue of M makes each leaf
+// supernode fail at its first column (and skips the rest); for a local pattern the error names
+// the caller's point of the smallest such column, the same as the point-order pattern's rule,
+// for any worker count. It used to name a row of the relabelled matrix.
+func TestShiftInvertPatternNamesPoint(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(71, 72))
+	const n, k = 2000, 10
+	nbr := randomGraph(rng, n, k)
+	w := randomWeights(rng, n, k)
+	for _, local := range []bool{false, true} {
+		for _, workers := range []int{1, 2, 3} {
+			newPattern := NewMPattern
+			if local {
+				newPattern = NewMPatternLocal
+			}
+			p, err := newPattern(ctx, n, k, nbr, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Fill(ctx, w, workers); err != nil {
+				t.Fatal(err)
+			}
+			op, err := NewShiftInvertPattern(ctx, p, SymbolicOptions{Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Expected: the smallest caller's point over the leaves' first columns.
+			s := op.Symbolic()
+			want := n
+			for t32 := int32(0); t32 < int32(s.ns); t32++ {
+				if len(s.sched.children[t32]) > 0 {
+					continue
+				}
+				col := s.perm[s.sFirst[t32]]
+				if local {
+					col = int(p.order[col])
+				}
+				want = min(want, col)
+			}
+			err = op.SetShift(1e6) // ||M||_inf is O(1) for these weights
+			var npd *NotPositiveDefiniteError
+			if !errors.As(err, &npd) || npd.Column != want {
+				t.Errorf("local=%v workers=%d: got %v, want column (point) %d", local, workers, err, want)
+			}
+		}
+	}
+}

@@ -57,7 +57,9 @@ func NewShiftInvertPattern(ctx context.Context, p *MPattern, opts SymbolicOption
 		return nil, err
 	}
 	sym.orderTime += dt
-	return &ShiftInvert{a: p.Matrix(), sym: sym, fac: NewFactor(sym), ctx: ctx}, nil
+	fac := NewFactor(sym)
+	fac.colMap = p.order // nil for a pattern in point order; NotPositiveDefiniteError names the point
+	return &ShiftInvert{a: p.Matrix(), sym: sym, fac: fac, ctx: ctx}, nil
 }
 
 // SetContext sets the context that bounds later factorizations.
