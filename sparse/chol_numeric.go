@@ -49,13 +49,9 @@ type Factor struct {
 	sp     *solvePlan         // parallel-solve plan, built on the first parallel solve
 	sn     kernels.Supernodes // the layout for the backend's native solve kernels
 	valid  bool               // the last Factorize succeeded
-	// failed marks the supernodes whose elimination stopped at a failed pivot, their own or a
-	// descendant's; fails holds per stack the failed pivot of smallest column.
-	failed []bool
-	fails  []pivotFail
-	// colMap maps the original index of a column to the index NotPositiveDefiniteError
-	// reports (a local MPattern's point order); nil means the original index.
-	colMap []int32
+	// pf records failed pivots (NotPositiveDefiniteError's column; a local MPattern's operator
+	// maps it to the points).
+	pf pivotFailures
 }
 
 // takeLX returns the panel storage PrepareFactor prepared (its first taker gets it) or a new
@@ -81,8 +77,7 @@ func NewFactor(s *Symbolic) *Factor {
 		works:  make([][]float64, len(sc.stackLen)),
 		diag:   make([][]float64, len(sc.stackLen)),
 		y:      make([]float64, s.n),
-		failed: make([]bool, s.ns),
-		fails:  make([]pivotFail, sc.workers+1),
+		pf:     newPivotFailures(s),
 	}
 	f.sn = kernels.Supernodes{LX: lx, LXPtr: s.lxPtr, First: s.sFirst, RowPtr: s.sRowPtr, Rows: s.sRows}
 	for k := range sc.stackLen {
@@ -129,22 +124,13 @@ func (f *Factor) factorize(ctx context.Context, val []float64, shift float64) er
 	s := f.s
 	f.valid = false
 	val = val[:s.nnzIn]
-	clear(f.failed)
-	for i := range f.fails {
-		f.fails[i] = pivotFail{col: math.MaxInt}
-	}
+	f.pf.reset()
 	err := s.eachNode(ctx, func(ctx context.Context, t int32, st, nw int) error { return f.node(ctx, t, val, shift, st, nw) })
 	if err != nil {
 		return err
 	}
-	first := pivotFail{col: math.MaxInt}
-	for _, fl := range f.fails {
-		if fl.col < first.col {
-			first = fl
-		}
-	}
-	if first.col != math.MaxInt {
-		return &NotPositiveDefiniteError{Column: first.col, Pivot: first.pivot}
+	if fl, ok := f.pf.first(); ok {
+		return &NotPositiveDefiniteError{Column: fl.col, Pivot: fl.pivot}
 	}
 	f.valid = true
 	return nil
@@ -199,16 +185,13 @@ func (s *Symbolic) nodeShape(t int32) (c0, w, m int) {
 }
 
 // node assembles, factors and updates supernode t using stack st and nw workers for its
-// dense kernels. A failed pivot marks t failed and is recorded in f.fails[st]; a node with a
+// dense kernels. A failed pivot marks t failed and is recorded in f.pf; a node with a
 // failed child is skipped and marked failed (a child's update is read only by its parent).
 func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64, st, nw int) error {
 	s := f.s
 	sc := &s.sched
-	for _, c := range sc.children[t] {
-		if f.failed[c] {
-			f.failed[t] = true
-			return nil
-		}
+	if f.pf.skip(s, t) {
+		return nil
 	}
 	c0, w, m := s.nodeShape(t)
 	mu := m - w
@@ -233,14 +216,7 @@ func (f *Factor) node(ctx context.Context, t int32, val []float64, shift float64
 		if j == math.MaxInt {
 			return ctx.Err()
 		}
-		f.failed[t] = true
-		col := s.perm[c0+j]
-		if f.colMap != nil {
-			col = int(f.colMap[col])
-		}
-		if fl := &f.fails[st]; col < fl.col {
-			*fl = pivotFail{col: col, pivot: d}
-		}
+		f.pf.record(t, st, s.perm[c0+j], d)
 		return nil
 	}
 	if mu > 0 {

@@ -58,7 +58,7 @@ func NewShiftInvertPattern(ctx context.Context, p *MPattern, opts SymbolicOption
 	}
 	sym.orderTime += dt
 	fac := NewFactor(sym)
-	fac.colMap = p.order // nil for a pattern in point order; NotPositiveDefiniteError names the point
+	fac.pf.colMap = p.order // nil for a pattern in point order; NotPositiveDefiniteError names the point
 	return &ShiftInvert{a: p.Matrix(), sym: sym, fac: fac, ctx: ctx}, nil
 }
 

@@ -65,20 +65,8 @@ type LUFactor struct {
 	last     float64 // the computed last pivot (before replacement)
 	minPivot float64 // smallest |pivot| other than a replaced last one
 	valid    bool
-	// failed marks the supernodes whose elimination stopped at a failed pivot, their own or a
-	// descendant's (Factorize); fails holds per stack the failed pivot of smallest column.
-	failed []bool
-	fails  []pivotFail
-	// colMap maps the original index of a column to the index PivotError reports (GramLU: the
-	// BPattern's order); nil means the original index.
-	colMap []int32
-}
-
-// pivotFail is a failed pivot: its column as PivotError reports it (math.MaxInt: none) and its
-// value.
-type pivotFail struct {
-	col   int
-	pivot float64
+	// pf records failed pivots (PivotError's column; GramLU maps it to the BPattern's points).
+	pf pivotFailures
 }
 
 // NewLUFactor allocates an LU factor for the symbolic analysis s of the CSR pattern
@@ -97,8 +85,7 @@ func NewLUFactor[I int | int32](s *Symbolic, rowPtr []int, colIdx []I) *LUFactor
 		u:      solveView(s, ux),
 		stacks: make([][]float64, len(sc.stackLen)),
 		works:  make([][]float64, len(sc.stackLen)),
-		failed: make([]bool, s.ns),
-		fails:  make([]pivotFail, sc.workers+1),
+		pf:     newPivotFailures(s),
 	}
 	f.u.y = f.l.y
 	f.u.sp = f.l.plan() // one parallel-solve plan serves both views
@@ -210,10 +197,7 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	for i := range mins {
 		mins[i] = math.Inf(1)
 	}
-	clear(f.failed)
-	for i := range f.fails {
-		f.fails[i] = pivotFail{col: math.MaxInt}
-	}
+	f.pf.reset()
 	f.gatherValues(val, valT)
 	err := s.eachNode(ctx, func(_ context.Context, t int32, st, nw int) error {
 		return f.node(t, st, nw, singularLast, &mins[st])
@@ -221,14 +205,8 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	if err != nil {
 		return err
 	}
-	first := pivotFail{col: math.MaxInt}
-	for _, fl := range f.fails {
-		if fl.col < first.col {
-			first = fl
-		}
-	}
-	if first.col != math.MaxInt {
-		return &PivotError{Column: first.col, Pivot: first.pivot}
+	if fl, ok := f.pf.first(); ok {
+		return &PivotError{Column: fl.col, Pivot: fl.pivot}
 	}
 	for _, m := range mins {
 		f.minPivot = math.Min(f.minPivot, m)
@@ -257,16 +235,13 @@ func (f *LUFactor) gatherValues(val, valT []float64) {
 
 // node assembles, factors and updates supernode t (stack st, nw workers for the dense
 // kernels), lowering *minp to its smallest pivot magnitude. A failed pivot marks t failed and
-// is recorded in f.fails[st]; a node with a failed child is skipped and marked failed (a
+// is recorded in f.pf; a node with a failed child is skipped and marked failed (a
 // child's update is read only by its parent, so nothing reads the missing updates).
 func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) error {
 	s := f.s
 	sc := &s.sched
-	for _, c := range sc.children[t] {
-		if f.failed[c] {
-			f.failed[t] = true
-			return nil
-		}
+	if f.pf.skip(s, t) {
+		return nil
 	}
 	c0, w, m := s.nodeShape(t)
 	mu := m - w
@@ -294,14 +269,7 @@ func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) e
 	isLast := singularLast && c0+w == s.n
 	j, d := f.panel(pl, pu, m, w, st, nw, isLast)
 	if j >= 0 {
-		f.failed[t] = true
-		col := s.perm[c0+j]
-		if f.colMap != nil {
-			col = int(f.colMap[col])
-		}
-		if fl := &f.fails[st]; col < fl.col {
-			*fl = pivotFail{col: col, pivot: d}
-		}
+		f.pf.record(t, st, s.perm[c0+j], d)
 		return nil
 	}
 	for k := 0; k < w; k++ {

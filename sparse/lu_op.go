@@ -55,7 +55,7 @@ func NewGramLU(ctx context.Context, b *BPattern, opts SymbolicOptions) (*GramLU,
 	}
 	sym.orderTime += dt
 	fac := NewLUFactor(sym, b.rowPtr, b.colIdx)
-	fac.colMap = b.order // PivotError names the caller's point
+	fac.pf.colMap = b.order // PivotError names the caller's point
 	return &GramLU{b: b, sym: sym, fac: fac, ctx: ctx,
 		u: make([]float64, b.n), y: make([]float64, b.n)}, nil
 }
