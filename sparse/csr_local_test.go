@@ -378,14 +378,7 @@ func TestMPatternFillNonFinitePoint(t *testing.T) {
 		for _, workers := range []int{1, 2, 5} {
 			for _, plan := range []bool{false, true} {
 				name := fmt.Sprintf("local=%v workers=%d plan=%v", local, workers, plan)
-				newPattern := NewMPattern
-				if local {
-					newPattern = NewMPatternLocal
-				}
-				p, err := newPattern(ctx, n, k, nbr, workers)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := testPattern(t, local, n, k, nbr, workers)
 				if plan {
 					if err := p.PrepareRefill(ctx, workers); err != nil {
 						t.Fatal(err)
@@ -411,14 +404,7 @@ func TestShiftInvertPatternNamesPoint(t *testing.T) {
 	w := randomWeights(rng, n, k)
 	for _, local := range []bool{false, true} {
 		for _, workers := range []int{1, 2, 3} {
-			newPattern := NewMPattern
-			if local {
-				newPattern = NewMPatternLocal
-			}
-			p, err := newPattern(ctx, n, k, nbr, workers)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := testPattern(t, local, n, k, nbr, workers)
 			if err := p.Fill(ctx, w, workers); err != nil {
 				t.Fatal(err)
 			}
@@ -446,4 +432,19 @@ func TestShiftInvertPatternNamesPoint(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testPattern builds M's pattern for the neighbour graph nbr: NewMPatternLocal (relabelled
+// rows) when local, NewMPattern (point order) otherwise.
+func testPattern(t *testing.T, local bool, n, k int, nbr []int32, workers int) *MPattern {
+	t.Helper()
+	newPattern := NewMPattern
+	if local {
+		newPattern = NewMPatternLocal
+	}
+	p, err := newPattern(context.Background(), n, k, nbr, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
