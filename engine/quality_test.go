@@ -25,17 +25,20 @@ const (
 // Generations are random. Weight noise at a = 1 occasionally mixes M's bottom eigenvectors
 // (LLE's spectral gaps are ~1e-9 relative): within the embedding's eigenspace, which only
 // rotates the embedding and which Generate's default base frame undoes, and now and then with
-// a higher mode, which folds it. Measured at n = 5000 over 480 generations (4 datasets x 3
-// dataset seeds x em/direct x 20): 22 missed the thresholds in the eigenvector frame, 11 in the
-// base frame, all of those on trustworthiness (worst 0.948; worst base-frame Spearman 0.981).
-// At a = 0.5: 8 of 480. Session 23 measured 19 of 720 (2.6%) in the base frame (docs/
-// performance.md, "Weight noise and folded generations"). This test's seeds give 1 miss of 32
-// in both builds (scurve/direct/gen2, trustworthiness 0.9842), so every generation must clear
-// the floors below, and at most genMissAllowed of the 32 may miss the full thresholds (at a
-// 2.6% miss rate, 5 or more misses out of 32 happen with probability ~0.1%).
+// a higher mode, which folds it. Measured at n = 5000 over 480 generations (4 datasets x dataset
+// seeds 1-3 x em/direct x 20, generation seed 1): 29 missed the thresholds in the eigenvector
+// frame, 21 in the base frame (4.4%; generation seeds 0 and 7: 20 and 22), all but one on
+// trustworthiness (a severed-sphere generation at 0.9988 had max |Spearman| 0.9721); dataset
+// seeds 0-2 give 13. Session 23 measured 19 of 720 (2.6%) on other
+// seeds (docs/performance.md, "Weight noise and folded generations"). The worst generations seen
+// in session 26 (over 2,000 at a = 1) had trustworthiness 0.9287 and base-frame Spearman 0.9709,
+// hence the floors below. This test's seeds give 1 miss of 32 in both builds
+// (scurve/direct/gen2, trustworthiness 0.9842), so every generation must clear the floors, and at
+// most genMissAllowed of the 32 may miss the full thresholds (at a 4.4% miss rate, 5 or more
+// misses out of 32 happen with probability ~1.5%).
 const (
-	floorTrust     = 0.93
-	floorSpearman  = 0.97
+	floorTrust     = 0.92
+	floorSpearman  = 0.96
 	genMissAllowed = 4
 )
 
