@@ -35,7 +35,7 @@ const (
 // hence the floors below. This test's seeds give 1 miss of 32 in both builds
 // (scurve/direct/gen2, trustworthiness 0.9842), so every generation must clear the floors, and at
 // most genMissAllowed of the 32 may miss the full thresholds (at a 4.4% miss rate, 5 or more
-// misses out of 32 happen with probability ~1.5%).
+// misses out of 32 happen with probability ~1.2%).
 const (
 	floorTrust     = 0.92
 	floorSpearman  = 0.96
