@@ -260,15 +260,7 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 		return // no convergence (not seen for a p x p matrix of finite values): keep the eigenvector frame
 	}
 	rd := make([]float64, pp) // R = U V^T, row-major p x p
-	for i := 0; i < p; i++ {
-		for j := 0; j < p; j++ {
-			t := 0.0
-			for q := 0; q < p; q++ {
-				t += u[i*p+q] * vt[q*p+j]
-			}
-			rd[i*p+j] = t
-		}
-	}
+	mulSquare(rd, u, vt, p)
 	_ = parallel.For(context.Background(), n, workers, func(_ context.Context, _, lo, hi int) error {
 		row := make([]float64, p)
 		for i := lo; i < hi; i++ {
@@ -344,16 +336,23 @@ func (m *Model) GammaTo(dst, scratch []float64, i int) bool {
 		return true
 	case DirectPaper:
 		sq := m.st.sqrt[i*k*k : (i+1)*k*k]
-		for a := 0; a < k; a++ {
-			for b := 0; b < k; b++ {
-				s := 0.0
-				for q := 0; q < k; q++ {
-					s += sq[a*k+q] * sq[q*k+b]
-				}
-				dst[a*k+b] = s
-			}
-		}
+		mulSquare(dst[:k*k], sq, sq, k)
 		return true
 	}
 	return false
+}
+
+// mulSquare writes the product a b of two row-major n x n matrices into dst (which must not
+// overlap them), each entry summed over q in increasing order.
+func mulSquare(dst, a, b []float64, n int) {
+	for i := 0; i < n; i++ {
+		ai := a[i*n : (i+1)*n]
+		for j := 0; j < n; j++ {
+			t := 0.0
+			for q, v := range ai {
+				t += v * b[q*n+j]
+			}
+			dst[i*n+j] = t
+		}
+	}
 }
