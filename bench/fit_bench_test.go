@@ -76,8 +76,15 @@ func BenchmarkFit(b *testing.B) {
 }
 
 // BenchmarkGenerate is one more generation (draws, M refill, refactorization, warm-started
-// eigensolve) of a fitted model.
-func BenchmarkGenerate(b *testing.B) {
+// eigensolve) of a fitted model, returned in a new matrix (Generate).
+func BenchmarkGenerate(b *testing.B) { benchGenerate(b, false) }
+
+// BenchmarkGenerateTo is BenchmarkGenerate writing every generation into one reused N x 2
+// matrix (GenerateTo), the way a loop over many generations should: B/op drops by the
+// 16 N bytes of the result.
+func BenchmarkGenerateTo(b *testing.B) { benchGenerate(b, true) }
+
+func benchGenerate(b *testing.B, reuse bool) {
 	ctx := context.Background()
 	for _, meth := range []engine.Method{engine.EM, engine.Direct} {
 		for _, n := range benchSizes(b) {
@@ -96,7 +103,12 @@ func BenchmarkGenerate(b *testing.B) {
 				b.ResetTimer()
 				solves := 0
 				for i := 0; i < b.N; i++ {
-					_, rep, err := m.Generate(ctx, 1, i+1, 1)
+					var rep *engine.Report
+					if reuse {
+						rep, err = m.GenerateTo(ctx, Y, 1, i+1, 1, engine.FrameBase)
+					} else {
+						_, rep, err = m.Generate(ctx, 1, i+1, 1)
+					}
 					if err != nil {
 						b.Fatal(err)
 					}

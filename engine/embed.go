@@ -80,8 +80,10 @@ const denseMaxN = 20000
 // weights sum to one, the constant vector is M's exact null vector and is deflated; otherwise
 // (EMPaper) the Dim+1 smallest are computed and the smallest dropped, as the paper does.
 // Eigenvectors have unit norm (or norm sqrt(n), (1/n) Y^T Y = I, Eq. (37), with PaperScaling)
-// and their sign makes the entry of largest magnitude positive.
-func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, prog func(Progress), rep *Report) (*mat.Dense, []float64, EigenReport, error) {
+// and their sign makes the entry of largest magnitude positive. The embedding is written into
+// dst when it has length N*Dim (row-major N x Dim, the returned matrix then shares it), else
+// into new memory; dst is not touched when embed fails.
+func (c *embedCache) embed(ctx context.Context, dst, w []float64, warm *mat.Dense, prog func(Progress), rep *Report) (*mat.Dense, []float64, EigenReport, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.m
@@ -114,18 +116,28 @@ func (c *embedCache) embed(ctx context.Context, w []float64, warm *mat.Dense, pr
 		if c.sp == nil {
 			c.sp = newSparseEmbed(m, c.solver)
 		}
-		vecs, vals, er, err = c.sp.solve(ctx, w, nev, deflate, warmData, p, prog, rep)
+		var into []float64
+		if deflate {
+			into = dst // the solver's vectors are the embedding's columns
+		}
+		vecs, vals, er, err = c.sp.solve(ctx, into, w, nev, deflate, warmData, p, prog, rep)
 	}
 	if err != nil {
 		return nil, nil, er, err
 	}
 	if !deflate {
 		// Drop the smallest eigenpair (column 0).
-		out := make([]float64, n*p)
+		out := dst
+		if len(out) != n*p {
+			out = make([]float64, n*p)
+		}
 		for i := 0; i < n; i++ {
 			copy(out[i*p:(i+1)*p], vecs[i*nev+1:(i+1)*nev])
 		}
 		vecs, vals = out, vals[1:]
+	} else if len(dst) == n*p && &vecs[0] != &dst[0] {
+		copy(dst, vecs) // the dense solver and the sparse path's dense fallback allocate their own
+		vecs = dst
 	}
 	fixSigns(vecs, n, p, m.st.workers)
 	if m.Scaling == PaperScaling {

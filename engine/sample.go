@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/mat"
 
@@ -181,14 +182,52 @@ func (m *Model) Generate(ctx context.Context, seed uint64, generation int, a flo
 // GenerateIn is Generate with the frame of the returned embedding chosen by frame. The
 // report's eigenvalues belong to the eigenvectors whose span the embedding is.
 func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a float64, frame Frame) (*mat.Dense, *Report, error) {
-	if err := m.usable(); err != nil {
+	Y := &mat.Dense{}
+	rep, err := m.GenerateTo(ctx, Y, seed, generation, a, frame)
+	if err != nil {
 		return nil, nil, err
 	}
+	return Y, rep, nil
+}
+
+// GenerateTo is GenerateIn writing the embedding into dst, which must be empty (it then
+// becomes N x Dim, in the capacity a Reset kept if large enough) or N x Dim, and must not be
+// the model's Embedding.
+// Loops over many generations reuse one dst: with a contiguous dst (stride Dim) the sparse
+// solver writes its eigenvectors straight into it, so the N x Dim result is not allocated
+// again. dst is left unchanged when GenerateTo returns an error.
+func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, generation int, a float64, frame Frame) (*Report, error) {
+	if err := m.usable(); err != nil {
+		return nil, err
+	}
+	if dst == nil {
+		return nil, inputErr("GenerateTo: dst is nil: pass an empty *mat.Dense or an N x Dim one")
+	}
 	if frame != FrameBase && frame != FrameEigen {
-		return nil, nil, inputErr("unknown frame %d: use FrameBase or FrameEigen", int(frame))
+		return nil, inputErr("unknown frame %d: use FrameBase or FrameEigen", int(frame))
 	}
 	if !m.Method.Generative() {
-		return nil, nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
+		return nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
+	}
+	np := m.N * m.Dim
+	raw := dst.RawMatrix()
+	empty := dst.IsEmpty()
+	var into []float64 // the embedding's memory: dst's own when contiguous, else nil (copied in)
+	switch {
+	case empty && cap(raw.Data) >= np:
+		into = raw.Data[:np] // the capacity an earlier Reset kept; dst stays empty until success
+	case empty:
+		into = make([]float64, np)
+	default:
+		if r, c := dst.Dims(); r != m.N || c != m.Dim {
+			return nil, inputErr("GenerateTo: dst is %d x %d but the embedding is %d x %d: pass an empty *mat.Dense or an N x Dim one", r, c, m.N, m.Dim)
+		}
+		if raw.Stride == m.Dim {
+			into = raw.Data[:np]
+		}
+	}
+	if into != nil && &into[0] == &m.Embedding.RawMatrix().Data[0] {
+		return nil, inputErr("GenerateTo: dst is the model's base embedding, which the generation needs: pass another matrix")
 	}
 	m.st.genMu.Lock()
 	defer m.st.genMu.Unlock()
@@ -200,23 +239,29 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 	rep := &Report{Method: m.Method.String(), Backend: kernels.Current().Name(), N: m.N, D: m.D, K: m.K, Dim: m.Dim, Workers: m.st.workers}
 	tDraw := time.Now()
 	if err := m.SampleWeights(ctx, w, seed, generation, a); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rep.stage("draw", tDraw)
-	Y, vals, er, err := m.st.emb.embed(ctx, w, m.Embedding, func(Progress) {}, rep)
+	Y, vals, er, err := m.st.emb.embed(ctx, into, w, m.Embedding, func(Progress) {}, rep)
 	if errors.Is(err, sparse.ErrNonFinite) {
-		return nil, nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g overflow the eigensolve (%v): use a smaller covariance scale", generation, a, err)}
+		return nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g overflow the eigensolve (%v): use a smaller covariance scale", generation, a, err)}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("generation %d: %w", generation, err)
+		return nil, fmt.Errorf("generation %d: %w", generation, err)
 	}
 	er.Values = vals
 	rep.Eigen = er
 	if frame == FrameBase {
 		rotateOnto(Y, m.Embedding, m.st.workers)
 	}
+	switch {
+	case empty:
+		dst.SetRawMatrix(blas64.General{Rows: m.N, Cols: m.Dim, Stride: m.Dim, Data: into})
+	case into == nil:
+		dst.Copy(Y)
+	}
 	rep.closeStages(tGen)
-	return Y, rep, nil
+	return rep, nil
 }
 
 // rotateOnto replaces Y (n x p) by Y R, R = U V^T from the SVD U S V^T of Y^T B: the

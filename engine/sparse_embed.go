@@ -203,7 +203,9 @@ const denseFallbackN = 3000
 // solve computes the nev smallest eigenpairs of M = (I - W)^T (I - W) (Eq. (39)) for weights w
 // with Lanczos: over the LU factor of B = I - W at shift 0 (GramLU) when the weights sum to one
 // (luPath), else, or when B needs pivoting, over a sparse Cholesky factor of M - sigma I.
-func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate bool, warm []float64, wp int, prog func(Progress), rep *Report) ([]float64, []float64, EigenReport, error) {
+// The eigenvectors (n x nev, row-major) are written into dst when it has length n*nev, else
+// into a new slice; dst is only written once the solve has succeeded.
+func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, deflate bool, warm []float64, wp int, prog func(Progress), rep *Report) ([]float64, []float64, EigenReport, error) {
 	m := s.m
 	n, k := m.N, m.K
 	er := EigenReport{Solver: "sparse", Deflated: deflate}
@@ -339,7 +341,10 @@ func (s *sparseEmbed) solve(ctx context.Context, w []float64, nev int, deflate b
 	if warm == nil && er.Factorization == "cholesky" {
 		s.baseShift = res.Shift
 	}
-	vecs := make([]float64, n*nev)
+	vecs := dst
+	if len(vecs) != n*nev {
+		vecs = make([]float64, n*nev)
+	}
 	fromInternal(vecs, res.Vectors)
 	return vecs, append([]float64(nil), res.Values...), er, nil
 }

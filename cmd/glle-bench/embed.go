@@ -101,15 +101,17 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	}
 
 	var gens []*mat.Dense
+	var buf mat.Dense // every generation is drawn into the same matrix
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
-		Y, rep, err := m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame)
+		rep, err := m.GenerateTo(ctx, &buf, c.seed, g, c.covScale, c.analysis.frame)
 		if err != nil {
 			return err
 		}
 		secs := time.Since(t0).Seconds() // the generation's compute, like the fit's stages
-		if Y, err = an.generation(ctx, g, Y); err != nil {
+		Y, err := an.generation(ctx, g, &buf)
+		if err != nil {
 			return err
 		}
 		path := genPath(c.out, g)
@@ -119,7 +121,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
 			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
 		if c.plot != "" && len(gens) < maxPlotGenerations {
-			gens = append(gens, Y)
+			gens = append(gens, mat.DenseCopyOf(Y)) // Y may be buf, which the next generation overwrites
 		}
 	}
 	prog.update("generate", c.generations, c.generations, true)
@@ -225,10 +227,11 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	var buf mat.Dense // every generation is drawn into the same matrix
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
-		Y, rep, err := m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame)
+		rep, err := m.GenerateTo(ctx, &buf, c.seed, g, c.covScale, c.analysis.frame)
 		if err != nil {
 			return err
 		}
@@ -236,7 +239,8 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		if sum.Backend == "default" {
 			sum.Backend = rep.Backend
 		}
-		if Y, err = an.generation(ctx, g, Y); err != nil {
+		Y, err := an.generation(ctx, g, &buf)
+		if err != nil {
 			return err
 		}
 		path := c.genFile(g)

@@ -151,6 +151,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if c.analysis.uncertainty {
 		acc = newSpreadAcc(q, m.Dim)
 	}
+	var buf mat.Dense // every generation's training embedding is drawn into the same matrix
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
@@ -158,10 +159,11 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale}
 		if !c.baseOnly {
 			gr.Frame = c.analysis.frame.String()
-			var rep *engine.Report
-			if Ytr, rep, err = m.GenerateIn(ctx, c.seed, g, c.covScale, c.analysis.frame); err != nil {
+			rep, err := m.GenerateTo(ctx, &buf, c.seed, g, c.covScale, c.analysis.frame)
+			if err != nil {
 				return err
 			}
+			Ytr = &buf
 			gr.Stages, gr.Eigen = rep.Stages, rep.Eigen
 			if sum.Backend == "" {
 				sum.Backend = rep.Backend
