@@ -30,24 +30,29 @@ const (
 // frame, 21 in the base frame (4.4%; generation seeds 0 and 7: 20 and 22), all but one on
 // trustworthiness (a severed-sphere generation at 0.9988 had max |Spearman| 0.9721); dataset
 // seeds 0-2 give 13. Session 23 measured 19 of 720 (2.6%) on other
-// seeds (docs/performance.md, "Weight noise and folded generations"). The worst generations seen
-// in session 26 (over 2,000 at a = 1) had trustworthiness 0.9287 and base-frame Spearman 0.9709,
-// hence the floors below. This test's seeds give 1 miss of 32 in both builds
-// (scurve/direct/gen2, trustworthiness 0.9842), so every generation must clear the floors, and at
-// most genMissAllowed of the 32 may miss the full thresholds (at a 4.4% miss rate, 5 or more
-// misses out of 32 happen with probability ~1.2%).
+// seeds (docs/performance.md, "Weight noise and folded generations"). This test's seeds give 1
+// miss of 32 in both builds (scurve/direct/gen2, trustworthiness 0.9842). Over generation seeds
+// 1-100 on this test's realizations (dataset seed 0; session 27) 96 of 3,200 generations missed
+// (3.0%); the 100 seeds had 0, 1, 2, 3 and 4 misses 37, 40, 14, 8 and 1 times, so at most
+// genMissAllowed of the 32 may miss the full thresholds (on dataset seeds 1-5, 30 generation
+// seeds each, one of the 150 had 6). Every generation must clear the floors, which sit below the
+// worst folds seen over those 8,000 generations (trustworthiness 0.9142 on this realization,
+// Swiss roll with hole, generation seed 69; max |Spearman| 0.9505, S-curve dataset seed 5) and
+// above what a broken model gives (the authors' EM: |Spearman| 0.29-0.83; their direct sampling:
+// trustworthiness 0.57-0.59, reference notes).
 const (
-	floorTrust     = 0.92
-	floorSpearman  = 0.96
+	floorTrust     = 0.90
+	floorSpearman  = 0.94
 	genMissAllowed = 4
 )
 
 // strictScale is the covariance scale at which every generation of the unfolding test must
-// meet the full thresholds. On the test's realizations (dataset seed 0) none of 160 generations
-// per scale (20 of each method per dataset) missed at a = 1e-4, 0.01, 0.1 and 0.25 in session
-// 26, against 3 at a = 0.5 and 4 at a = 1. On realizations where LLE's own embedding is half
-// folded this does not hold at any scale tried (docs/performance.md, session 26).
-const strictScale = 0.25
+// meet the full thresholds. On the test's realizations (dataset seed 0) all 3,200 generations
+// over generation seeds 1-100 met them at a = 0.1 (session 27), against 6 misses at a = 0.25
+// (all Swiss roll with hole, em) and 96 at a = 1; so a change of the draws does not trip this
+// check by chance. On realizations where LLE's own embedding is half folded no scale tried
+// makes every generation pass (docs/performance.md, session 26).
+const strictScale = 0.1
 
 // quality reports whether Y unfolds the manifold (full thresholds) and fails the test when it
 // is below the floors (or below the full thresholds when strict).
