@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -65,6 +67,7 @@ func TestGenerateToMatchesGenerate(t *testing.T) {
 					}
 				}
 				check("N x Dim dst", full)
+				check("empty dst after another generation", &empty) // no memory shared with full
 				if &full.RawMatrix().Data[0] != before {
 					t.Fatalf("%s: GenerateTo replaced an N x Dim dst's memory", c.name)
 				}
@@ -139,6 +142,25 @@ func TestGenerateToErrors(t *testing.T) {
 	wantInputError(t, "unknown frame", err, "unknown frame")
 	if ok.At(0, 0) != 5 {
 		t.Error("a failed GenerateTo wrote dst")
+	}
+
+	// A failure after the draw: at a = MaxFloat64 the weights overflow the assembly or the
+	// eigensolve (TestHugeCovarianceScale), after the solver has been handed dst.
+	ok.Set(0, 0, 5)
+	_, err = m.GenerateTo(ctx, ok, 1, 0, math.MaxFloat64, FrameBase)
+	var ie *InputError
+	var de *DegenerateError
+	if !(errors.As(err, &ie) && strings.Contains(ie.Msg, "covariance scale") ||
+		errors.As(err, &de) && strings.Contains(de.Msg, "covariance scale")) {
+		t.Fatalf("a = MaxFloat64: got %v (%T), want a typed error naming the covariance scale", err, err)
+	}
+	for i, v := range ok.RawMatrix().Data {
+		if v != 0 && !(i == 0 && v == 5) {
+			t.Fatalf("a failed eigensolve wrote dst (element %d = %g)", i, v)
+		}
+	}
+	if ok.At(0, 0) != 5 {
+		t.Error("a failed eigensolve wrote dst")
 	}
 
 	lle := mustFit(t, X, settingsFor(LLE))
