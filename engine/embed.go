@@ -77,18 +77,19 @@ const denseMaxN = 20000
 
 // embed returns the linear embedding of weights w (Section V): the Dim eigenvectors of
 // M = (I - W)^T (I - W) (Eq. (39)) with smallest eigenvalues above the trivial one. When the
-// weights sum to one, the constant vector is M's exact null vector and is deflated; otherwise
-// (EMPaper) the Dim+1 smallest are computed and the smallest dropped, as the paper does.
+// weights sum to one (sumToOne), the constant vector is M's exact null vector and is deflated;
+// otherwise (EMPaper's weights, DirectPaper's draws) the Dim+1 smallest are computed and the
+// smallest dropped, as the paper and the authors' code do.
 // Eigenvectors have unit norm (or norm sqrt(n), (1/n) Y^T Y = I, Eq. (37), with PaperScaling)
 // and their sign makes the entry of largest magnitude positive. The embedding is written into
 // dst when it has length N*Dim (row-major N x Dim, the returned matrix then shares it), else
 // into new memory; dst is not touched when embed fails.
-func (c *embedCache) embed(ctx context.Context, dst, w []float64, warm *mat.Dense, prog func(Progress), rep *Report) (*mat.Dense, []float64, EigenReport, error) {
+func (c *embedCache) embed(ctx context.Context, dst, w []float64, sumToOne bool, warm *mat.Dense, prog func(Progress), rep *Report) (*mat.Dense, []float64, EigenReport, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := c.m
 	n, p := m.N, m.Dim
-	deflate := m.Method != EMPaper
+	deflate := sumToOne
 	nev := p
 	if !deflate {
 		nev = p + 1

@@ -111,3 +111,35 @@ func TestLUFallback(t *testing.T) {
 		t.Errorf("fallback generation differs: sine %g", s)
 	}
 }
+
+// TestDenseFallback: when the sparse Cholesky path fails to converge on a problem of at most
+// denseFallbackN points, the generation falls back to the dense solver and returns its
+// embedding, the one a SolverDense model gives.
+func TestDenseFallback(t *testing.T) {
+	X, _ := bench.SwissRoll(600, 23)
+	ctx := context.Background()
+	dense, err := Fit(ctx, X, Settings{Method: EM, Solver: SolverDense})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yref, _, err := dense.Generate(ctx, 4, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Fit(ctx, X, Settings{Method: EM, Solver: SolverSparseCholesky})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cholFailHook = func() error { return &sparse.NotConvergedError{NEV: 2, Residual: 1} }
+	defer func() { cholFailHook = nil }()
+	y, rep, err := m.Generate(ctx, 4, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Eigen.Solver != "dense" {
+		t.Fatalf("generation solver %q, want the dense fallback", rep.Eigen.Solver)
+	}
+	if s := maxPrincipalSine(y, yref); s > 1e-6 { // as TestBackendsAgree
+		t.Errorf("fallback generation differs from the dense solver's: sine %g", s)
+	}
+}

@@ -256,7 +256,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 		return nil, err
 	}
 	// Base embedding: the linear embedding of the mean weights (Section V).
-	Y, vals, er, err := m.st.emb.embed(ctx, nil, m.Weights, nil, prog, &m.Report)
+	Y, vals, er, err := m.st.emb.embed(ctx, nil, m.Weights, m.meanSumsToOne(), nil, prog, &m.Report)
 	m.st.memCheck = false
 	if err != nil {
 		return nil, err

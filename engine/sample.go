@@ -242,7 +242,7 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 		return nil, err
 	}
 	rep.stage("draw", tDraw)
-	Y, vals, er, err := m.st.emb.embed(ctx, into, w, m.Embedding, func(Progress) {}, rep)
+	Y, vals, er, err := m.st.emb.embed(ctx, into, w, m.drawsSumToOne(), m.Embedding, func(Progress) {}, rep)
 	if errors.Is(err, sparse.ErrNonFinite) {
 		return nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g overflow the eigensolve (%v): use a smaller covariance scale", generation, a, err)}
 	}
@@ -401,3 +401,12 @@ func mulSquare(dst, a, b []float64, n int) {
 		}
 	}
 }
+
+// meanSumsToOne reports whether the mean weights sum to one in every row: the LLE weights
+// (Eq. (9)) of every method but EMPaper, whose E[w_i] of Eq. (21) are not constrained.
+func (m *Model) meanSumsToOne() bool { return m.Method != EMPaper }
+
+// drawsSumToOne reports whether drawn weights sum to one in every row: EM's fibre and
+// Direct's conditioned Gamma_i keep 1^T w = 1, while EMPaper's means do not sum to one and
+// DirectPaper's draws from N(w_i^LLE, Gamma_i) of Eq. (37) are not conditioned on it.
+func (m *Model) drawsSumToOne() bool { return m.Method == EM || m.Method == Direct }

@@ -82,6 +82,10 @@ func (s *sparseEmbed) start(ctx context.Context, prog func(Progress)) error {
 // fallback to M's Cholesky factor can be exercised.
 var luFailHook func() error
 
+// cholFailHook, when set (tests only), replaces a successful Cholesky-path eigensolve's result
+// with its error, to exercise the dense fallback of small problems.
+var cholFailHook func() error
+
 // luPath reports whether the embedding factors B = I - W (GramLU) rather than M - sigma I:
 // for the methods whose weights sum to one, where B has the constant vector as its only null
 // vector (M's Cholesky factor stays the fallback).
@@ -302,6 +306,9 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 		}
 		prog(Progress{Stage: "eigensolve"})
 		res, err = s.es.Smallest(ctx, opts)
+		if err == nil && cholFailHook != nil {
+			err = cholFailHook()
+		}
 		sym = s.op.Symbolic()
 		er.Factorization = "cholesky"
 		er.NNZL = sym.NNZ()

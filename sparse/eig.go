@@ -116,10 +116,16 @@ type EigOptions struct {
 //     more negative, or at -ShiftScale ||A||_inf when the failed shift was not negative (an
 //     EigOptions.Shift >= 0); for an adaptive re-shift: fall back to the previous, working
 //     shift and stop adapting. A second failure returns a *ShiftError.
+//  5. if a run stalls (its true residuals stop falling while the Lanczos estimates have
+//     converged: the factorization of A - sigma I is too inaccurate for the tolerance, as when
+//     sigma is within round-off of a deflated null eigenvalue) and the smallest Ritz value
+//     exceeds StallMargin |sigma|, move the shift away from zero, to -lambda_1 estimate / 10,
+//     and continue from the current Ritz vectors; once per call.
 const (
 	ShiftScale  = 1e-14
 	ShiftFloor  = 1e-14
 	MaxReshifts = 2
+	StallMargin = 100
 )
 
 // EigResult holds the eigenpairs found by the smallest-eigenpair solvers, in ascending order.
@@ -152,11 +158,19 @@ type NotConvergedError struct {
 	Iterations     int     // thick restarts
 	Residual       float64 // worst relative true residual ||A u - lambda u|| / ||A|| of the wanted pairs
 	Shift          float64 // shift of the last run
+	// Stalled reports that the last run stopped early because its true residuals had stopped
+	// falling while the Lanczos estimates had converged (the operator is too inaccurate at
+	// this shift for the tolerance), rather than because MaxOps ran out.
+	Stalled bool
 }
 
 func (e *NotConvergedError) Error() string {
-	return fmt.Sprintf("sparse: eigensolver did not converge: %d of %d eigenpairs after %d operator applications (%d restarts), worst relative residual %.3g, shift %.3g",
-		e.Converged, e.NEV, e.OpApplies, e.Iterations, e.Residual, e.Shift)
+	why := ""
+	if e.Stalled {
+		why = " (the residuals stalled at the operator's accuracy)"
+	}
+	return fmt.Sprintf("sparse: eigensolver did not converge: %d of %d eigenpairs after %d operator applications (%d restarts), worst relative residual %.3g, shift %.3g%s",
+		e.Converged, e.NEV, e.OpApplies, e.Iterations, e.Residual, e.Shift, why)
 }
 
 // ShiftError reports that A - sigma I could not be factored at the chosen shift nor at the
@@ -267,6 +281,7 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 
 	start := cfg.start
 	reshifts := 0
+	movedAway := false // the stall rule (StallMargin) moved the shift away from zero
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -302,7 +317,7 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			keepWanted(&run, cfg)
 			fillResult(&res, run, sigma, n)
 			res.TotalTime = time.Since(t0)
-			return res, notConverged(res, cfg, run.converged, normA, sigma)
+			return res, notConverged(res, cfg, run.converged, normA, sigma, false)
 		}
 		if run.reshift != 0 {
 			prev := sigma
@@ -322,10 +337,32 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			start = run.vectors // warm start from the current Ritz vectors
 			continue
 		}
+		if run.stalled && auto && !movedAway && cfg.maxOps >= cfg.nev && run.values[0] > StallMargin*(-sigma) {
+			// The shift sits far closer to zero than the wanted eigenvalues, and the run
+			// stalled at the accuracy of the factorization there: move it away from zero,
+			// to the target of the re-shift rule, and continue from the current Ritz vectors.
+			prev := sigma
+			movedAway = true
+			s := -run.values[0] / 10
+			if err := setShift(s); err != nil {
+				if isCtx(err) {
+					return res, err
+				}
+				if rerr := setShift(prev); rerr != nil {
+					return res, &ShiftError{Shift: s, Retry: prev, Err: err, RetryErr: rerr}
+				}
+				fillResult(&res, run, sigma, n)
+				res.TotalTime = time.Since(t0)
+				return res, notConverged(res, cfg, run.converged, normA, sigma, true)
+			}
+			sigma = s
+			start = run.vectors
+			continue
+		}
 		fillResult(&res, run, sigma, n)
 		res.TotalTime = time.Since(t0)
 		if run.converged < cfg.nev {
-			return res, notConverged(res, cfg, run.converged, normA, sigma)
+			return res, notConverged(res, cfg, run.converged, normA, sigma, run.stalled)
 		}
 		return res, nil
 	}
@@ -333,13 +370,13 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 
 // notConverged returns the *NotConvergedError for the result res of a solve whose last run (at
 // shift sigma) converged on `converged` pairs.
-func notConverged(res EigResult, cfg eigConfig, converged int, normA, sigma float64) error {
+func notConverged(res EigResult, cfg eigConfig, converged int, normA, sigma float64, stalled bool) error {
 	worst := 0.0
 	for _, r := range res.Residuals {
 		worst = max(worst, r/normA)
 	}
 	return &NotConvergedError{NEV: cfg.nev, Converged: converged, OpApplies: res.OpApplies,
-		Iterations: res.Iterations, Residual: worst, Shift: sigma}
+		Iterations: res.Iterations, Residual: worst, Shift: sigma, Stalled: stalled}
 }
 
 // keepWanted reduces the NEV+1 Ritz pairs of a run stopped for a re-shift to the NEV smallest

@@ -101,7 +101,7 @@ func (l *Lanczos) Solve(ctx context.Context, a SymMatrix, op Operator, sigma flo
 			worst = max(worst, r/normA)
 		}
 		return res, &NotConvergedError{NEV: cfg.nev, Converged: run.converged, OpApplies: run.ops,
-			Iterations: run.restarts, Residual: worst, Shift: sigma}
+			Iterations: run.restarts, Residual: worst, Shift: sigma, Stalled: run.stalled}
 	}
 	return res, nil
 }
@@ -133,8 +133,24 @@ type lanczosRun struct {
 	residualProducts  int // products with A for exact residual norms
 	applyTime         time.Duration
 	reshift           float64 // nonzero: stopped for a re-shift; vectors are NEV+1 Ritz vectors
-	err               error
+	// stalled: stopped because the true residuals stopped falling while the Lanczos
+	// estimates had converged (see stallChecks); converged < NEV.
+	stalled bool
+	err     error
 }
+
+// stallChecks and stallGain define a stalled run: stallChecks true-residual tests in a row,
+// each taken because the Lanczos estimates say the wanted pairs have converged, that fail
+// and do not lower the worst true residual below stallGain times the best so far. The
+// estimates then keep shrinking while the true residual sits at the floor set by the
+// operator's accuracy (for a Cholesky operator, round-off amplified by
+// ||(A - sigma I)^{-1}||, large when sigma is very close to an exactly deflated null
+// eigenvalue), and more iterations cannot help: the run stops instead of using the whole
+// MaxOps budget.
+const (
+	stallChecks = 5
+	stallGain   = 0.9
+)
 
 // run is the thick-restart Lanczos iteration. T V_m = V_m H_m + beta v_{m} e_m^T, where after a
 // restart H_m is the arrowhead matrix diag(theta_kept) bordered by the couplings
@@ -280,6 +296,7 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 	rhoStale := false // a prediction from rho failed: take the product again
 	j, beta := 0, 0.0
 	loose := false
+	stallBest, stallCount := math.Inf(1), 0
 	for {
 		for ; j < ncv; j++ {
 			if err := ctx.Err(); err != nil {
@@ -387,6 +404,16 @@ func (l *Lanczos) run(ctx context.Context, a SymMatrix, op Operator, sigma, norm
 				}
 			}
 			if out.converged == nev {
+				return out
+			}
+			worstTrue := 0.0
+			for _, r := range out.residuals {
+				worstTrue = max(worstTrue, r)
+			}
+			if worstTrue < stallGain*stallBest {
+				stallBest, stallCount = worstTrue, 0
+			} else if stallCount++; stallCount >= stallChecks {
+				out.stalled = true
 				return out
 			}
 		}
