@@ -73,5 +73,38 @@ func (m *Model) usable() error {
 	if r, c := m.Embedding.Dims(); r != f.n || c != f.dim {
 		return inputErr("the model's Embedding was replaced by a %dx%d matrix (want %dx%d): refit, or restore it from Saved", r, c, f.n, f.dim)
 	}
+	if st := m.Embedding.RawMatrix().Stride; st != f.dim {
+		return inputErr("the model's Embedding was replaced by a view with row stride %d (want a contiguous %dx%d matrix): assign mat.DenseCopyOf of it, refit, or restore it from Saved", st, f.n, f.dim)
+	}
+	if m.X == nil {
+		return inputErr("the model's X was removed: refit, or restore it from Saved")
+	}
+	if r, c := m.X.Dims(); r != f.n || c != f.d {
+		return inputErr("the model's X was replaced by a %dx%d matrix (want %dx%d): refit, or restore it from Saved", r, c, f.n, f.d)
+	}
 	return nil
+}
+
+// neighborsIntact fails with an *InputError when an entry of m.Neighbors is not another
+// point's index (a caller edited them). It scans all N*K entries, so usable (called per point
+// by Gamma) leaves it to the calls that index by the neighbours: the generations.
+func (m *Model) neighborsIntact() error {
+	if i, j, ok := badNeighbor(m.Neighbors, m.K); !ok {
+		return inputErr("the model's Neighbors were edited: entry %d of point %d is %d, not another point's index in [0, %d): refit, or restore it from Saved", j, i, m.Neighbors[i*m.K+j], m.N)
+	}
+	return nil
+}
+
+// badNeighbor scans a neighbour list (k per point) and returns the first entry (point i,
+// position j) that is not another point's index, with ok false; ok true when all are valid.
+func badNeighbor(nbr []int32, k int) (i, j int, ok bool) {
+	n := uint32(len(nbr) / k)
+	for p := range len(nbr) / k {
+		for q, v := range nbr[p*k : (p+1)*k] {
+			if uint32(v) >= n || int(v) == p {
+				return p, q, false
+			}
+		}
+	}
+	return 0, 0, true
 }

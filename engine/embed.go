@@ -222,7 +222,7 @@ func mulM(dst, v, u []float64, k int, nbr []int32, w []float64) {
 	}
 }
 
-// denseM returns M = (I - W)^T (I - W) as a dense row-major n x n matrix: the sum over rows i of
+// denseM returns M = (I - W)^T (I - W) (Eq. (39)) as a dense row-major n x n matrix: the sum over rows i of
 // I - W of the outer products (e_i - w_i)(e_i - w_i)^T.
 func denseM(n, k int, nbr []int32, w []float64) []float64 {
 	mm := make([]float64, n*n)

@@ -234,6 +234,15 @@ func ParseBytes(s string) (int64, error) {
 	if b >= math.MaxInt64/2 {
 		return 0, fmt.Errorf("memory size %q is too large", s)
 	}
+	// A positive size below one byte (0.5, 0.9B, 1e-400 which underflows to 0) must not
+	// truncate to 0, which callers read as "no limit".
+	mant := u
+	if i := strings.IndexAny(mant, "EP"); i >= 0 {
+		mant = mant[:i]
+	}
+	if (v > 0 || strings.ContainsAny(mant, "123456789")) && b < 1 {
+		return 0, fmt.Errorf("memory size %q is less than one byte: give at least 1 byte (e.g. 6G, 500M)", s)
+	}
 	return int64(b), nil
 }
 

@@ -75,7 +75,37 @@ func TestModelMisuse(t *testing.T) {
 	m.Embedding = mat.NewDense(10, 2, nil)
 	_, _, err = m.Generate(ctx, 1, 0, 1)
 	wantInputError(t, "Embedding replaced", err, "10x2")
+	// A strided view holding the same values: the samplers and Transform read the raw data
+	// with stride Dim, so a view must be refused, not misread.
+	wide := mat.NewDense(m.N, 3, nil)
+	view := wide.Slice(0, m.N, 0, 2).(*mat.Dense)
+	view.Copy(emb)
+	m.Embedding = view
+	_, err = m.Transform(ctx, Q)
+	wantInputError(t, "Embedding replaced by a strided view", err, "row stride 3")
 	m.Embedding = emb
+	x := m.X
+	m.X = mat.NewDense(m.N, 2, nil)
+	_, err = m.Transform(ctx, Q)
+	wantInputError(t, "X replaced", err, "X was replaced")
+	m.X = nil
+	_, err = m.Transform(ctx, Q)
+	wantInputError(t, "X removed", err, "X was removed")
+	m.X = x
+
+	// Edited neighbour indices: out of range, negative, the point itself. The dense solver
+	// (n <= 64) indexed M by them and panicked before.
+	small := mustFit(t, mat.DenseCopyOf(X.Slice(0, 50, 0, 3)), settingsFor(EM))
+	for _, v := range []int32{int32(small.N + 5), -1, 3} {
+		old := small.Neighbors[3*small.K+2]
+		small.Neighbors[3*small.K+2] = v
+		_, _, err = small.Generate(ctx, 1, 0, 1)
+		wantInputError(t, fmt.Sprintf("neighbour edited to %d", v), err, "entry 2 of point 3")
+		small.Neighbors[3*small.K+2] = old
+	}
+	if _, _, err = small.Generate(ctx, 1, 0, 1); err != nil {
+		t.Errorf("restored neighbours: %v", err)
+	}
 
 	for _, c := range []struct {
 		i, n int

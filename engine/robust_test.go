@@ -412,12 +412,13 @@ func TestMemoryLimit(t *testing.T) {
 	if _, err := Fit(context.Background(), U, Settings{MaxMemory: ref.Peak}); err != nil {
 		t.Errorf("limit equal to the refined peak %d: %v", ref.Peak, err)
 	}
-	for s, want := range map[string]int64{"6G": 6 << 30, "500M": 500 << 20, "123456": 123456, "1.5GiB": 3 << 29, "64kb": 64 << 10} {
+	for s, want := range map[string]int64{"6G": 6 << 30, "500M": 500 << 20, "123456": 123456, "1.5GiB": 3 << 29, "64kb": 64 << 10, "0": 0, "0.0e9G": 0, "1.9": 1, "5e-1K": 512} {
 		if got, err := ParseBytes(s); err != nil || got != want {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "G", "-5M", "lots", "1e30T", "NaN"} {
+	// Sizes between 0 and 1 byte truncated to 0, which -max-mem reads as "no limit".
+	for _, s := range []string{"", "G", "-5M", "lots", "1e30T", "NaN", "0.5", "0.9B", "1e-400", "0x1p-3"} {
 		if _, err := ParseBytes(s); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", s)
 		}

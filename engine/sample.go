@@ -200,6 +200,9 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
+	if err := m.neighborsIntact(); err != nil {
+		return nil, err
+	}
 	if dst == nil {
 		return nil, inputErr("GenerateTo: dst is nil: pass an empty *mat.Dense or an N x Dim one")
 	}

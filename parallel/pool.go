@@ -2,7 +2,9 @@ package parallel
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -44,18 +46,59 @@ func For(ctx context.Context, n, workers int, fn func(ctx context.Context, worke
 		return fn(ctx, 0, 0, n)
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	var pc panicCatcher
 	for w := 0; w < workers; w++ {
 		lo := w * n / workers
 		hi := (w + 1) * n / workers
 		w := w
-		g.Go(func() error {
+		g.Go(pc.guard(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
 			return fn(gctx, w, lo, hi)
-		})
+		}))
 	}
-	return g.Wait()
+	err := g.Wait()
+	pc.repanic()
+	return err
+}
+
+// WorkerPanic is the value For, Chunks and ForJoin panic with on the caller's goroutine when
+// fn panicked on one of their worker goroutines: the first panic's value and the worker's
+// stack. The other workers see their context cancelled. A panic on a worker goroutine would
+// otherwise end the program before any deferred recover of the caller could run.
+type WorkerPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *WorkerPanic) Error() string { return fmt.Sprintf("parallel: a worker panicked: %v", p.Value) }
+
+// panicCatcher records the first panic of a pool's workers.
+type panicCatcher struct {
+	first atomic.Pointer[WorkerPanic]
+}
+
+// guard wraps a worker's function: a panic becomes an error (cancelling the group) and is
+// recorded for repanic.
+func (c *panicCatcher) guard(fn func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				p := &WorkerPanic{Value: r, Stack: debug.Stack()}
+				c.first.CompareAndSwap(nil, p)
+				err = p
+			}
+		}()
+		return fn()
+	}
+}
+
+// repanic panics with the first recorded worker panic, if any.
+func (c *panicCatcher) repanic() {
+	if p := c.first.Load(); p != nil {
+		panic(p)
+	}
 }
 
 // Chunks splits [0, n) into fixed chunks of `size` indices (the last may be shorter) that do
@@ -118,9 +161,10 @@ func ForJoin(ctx context.Context, n, size, workers int, join <-chan struct{}, fn
 	claimed := make(chan struct{}) // closed when every chunk has been claimed
 	var once sync.Once
 	g, gctx := errgroup.WithContext(ctx)
+	var pc panicCatcher
 	for w := 0; w < workers; w++ {
 		w := w
-		g.Go(func() error {
+		g.Go(pc.guard(func() error {
 			if w == workers-1 && join != nil {
 				select {
 				case <-join:
@@ -143,7 +187,9 @@ func ForJoin(ctx context.Context, n, size, workers int, join <-chan struct{}, fn
 					return err
 				}
 			}
-		})
+		}))
 	}
-	return g.Wait()
+	err := g.Wait()
+	pc.repanic()
+	return err
 }

@@ -171,3 +171,37 @@ func TestForJoinLateWorker(t *testing.T) {
 		t.Errorf("cancelled while the late worker waited: err = %v", err)
 	}
 }
+
+// TestWorkerPanic: a panic on a worker goroutine reaches the caller's goroutine as a
+// *WorkerPanic (so a deferred recover there can turn it into an error), for For, Chunks and
+// ForJoin, and the other workers see their context cancelled.
+func TestWorkerPanic(t *testing.T) {
+	runs := map[string]func(fn func(ctx context.Context, lo int) error) error{
+		"For": func(fn func(ctx context.Context, lo int) error) error {
+			return For(context.Background(), 100, 4, func(ctx context.Context, _, lo, _ int) error { return fn(ctx, lo) })
+		},
+		"Chunks": func(fn func(ctx context.Context, lo int) error) error {
+			return Chunks(context.Background(), 100, 10, 4, func(ctx context.Context, _, _, lo, _ int) error { return fn(ctx, lo) })
+		},
+		"ForJoin": func(fn func(ctx context.Context, lo int) error) error {
+			return ForJoin(context.Background(), 100, 10, 4, nil, func(ctx context.Context, _, lo, _ int) error { return fn(ctx, lo) })
+		},
+	}
+	for name, run := range runs {
+		got := func() (p any) {
+			defer func() { p = recover() }()
+			_ = run(func(ctx context.Context, lo int) error {
+				if lo == 0 {
+					panic("boom")
+				}
+				<-ctx.Done() // the others wait for the cancellation the panic causes
+				return ctx.Err()
+			})
+			return nil
+		}()
+		wp, ok := got.(*WorkerPanic)
+		if !ok || wp.Value != "boom" || len(wp.Stack) == 0 {
+			t.Errorf("%s: recovered %v (%T), want a *WorkerPanic with value boom and a stack", name, got, got)
+		}
+	}
+}

@@ -91,6 +91,8 @@ func TestEmbedAlignUncertaintyMetrics(t *testing.T) {
 	if _, ok := rep.Metrics.Generations[0]["procrustes_disparity"]; !ok {
 		t.Error("generation metrics lack the disparity")
 	}
+	// Measured 0.854 on this small run; 0.5 is what a random embedding scores, so the bound
+	// only catches a missing or broken metric (the quality tests hold the real thresholds).
 	if tr, _ := rep.Metrics.Base["trustworthiness"].(float64); !(tr > 0.5 && tr <= 1) {
 		t.Errorf("base trustworthiness %v", tr)
 	}
@@ -161,6 +163,7 @@ func TestTransformCommand(t *testing.T) {
 		Yb := readM(t, filepath.Join(dir, method+".npy"))
 		var diff mat.Dense
 		diff.Sub(Yn, Yb.Slice(0, 50, 0, 2))
+		// Measured 3.6e-3 for em and direct (2026-11-28); 0.05 leaves a factor 14.
 		if rel := mat.Norm(&diff, 2) / mat.Norm(Yb.Slice(0, 50, 0, 2), 2); rel > 0.05 {
 			t.Errorf("%s: transformed new points moved %.3g (relative) from their training points", method, rel)
 		}

@@ -180,7 +180,16 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return exitOK
 	}
 	if err == nil {
-		err = runBench(ctx, env{stdout: stdout, stderr: stderr}, c)
+		err = func() (err error) {
+			// A panic (a bug) becomes a one-line error; the report is only ever renamed into
+			// place whole, so nothing half-written is left.
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("internal error (a bug: please report it with the command line): %v; existing files are unchanged", p)
+				}
+			}()
+			return runBench(ctx, env{stdout: stdout, stderr: stderr}, c)
+		}()
 	}
 	if err != nil {
 		return fail(stderr, ctx, err)

@@ -1,16 +1,25 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"glle/parallel"
 )
 
 // runStaged mimics a command: it stages a.npy and b.csv in dir, registers a summary for the
 // commit, then panics when boom is set, and finishes through outputs.finish as the commands'
 // deferred calls do.
 func runStaged(dir string, boom bool, printed *bool) (err error) {
+	return runStagedWith(dir, boom, false, printed)
+}
+
+// runStagedWith is runStaged whose panic, with onWorker, happens on a worker goroutine of the
+// engine's pool (where the engine's per-point stages run) instead of the command's own.
+func runStagedWith(dir string, boom, onWorker bool, printed *bool) (err error) {
 	var out outputs
 	defer func() { err = out.finish(recover(), err) }()
 	for _, name := range []string{"a.npy", "b.csv"} {
@@ -20,8 +29,19 @@ func runStaged(dir string, boom bool, printed *bool) (err error) {
 	}
 	out.onCommit(func() { *printed = true })
 	if boom {
-		var s []int
-		_ = s[3] // a bug in the middle of a run
+		bug := func() {
+			var s []int
+			_ = s[3] // a bug in the middle of a run
+		}
+		if !onWorker {
+			bug()
+		}
+		_ = parallel.For(context.Background(), 8, 2, func(_ context.Context, w, _, _ int) error {
+			if w == 1 {
+				bug()
+			}
+			return nil
+		})
 	}
 	return nil
 }
@@ -37,16 +57,20 @@ func TestOutputsPanicCommitsNothing(t *testing.T) {
 	}
 	before := snapshot(t, dir)
 	printed := false
-	err := runStaged(dir, true, &printed)
-	if err == nil || !strings.Contains(err.Error(), "internal error") || !strings.Contains(err.Error(), "index out of range") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("panic: got error %v, want one line naming the internal error", err)
+	// A panic on a worker goroutine reaches the command's goroutine through the pool
+	// (parallel.WorkerPanic); before, it ended the process with a stack trace.
+	for _, onWorker := range []bool{false, true} {
+		err := runStagedWith(dir, true, onWorker, &printed)
+		if err == nil || !strings.Contains(err.Error(), "internal error") || !strings.Contains(err.Error(), "index out of range") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("panic (on a worker: %v): got error %v, want one line naming the internal error", onWorker, err)
+		}
+		if printed {
+			t.Error("panic: the summary was printed")
+		}
+		sameSnapshot(t, "panic", before, snapshot(t, dir))
 	}
-	if printed {
-		t.Error("panic: the summary was printed")
-	}
-	sameSnapshot(t, "panic", before, snapshot(t, dir))
 
-	err = runStaged(dir, false, &printed)
+	err := runStaged(dir, false, &printed)
 	if err != nil {
 		t.Fatal(err)
 	}

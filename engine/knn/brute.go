@@ -109,6 +109,7 @@ func bruteSearch(ctx context.Context, train []float64, n, d int, q []float64, m,
 	nb := (m + bruteRows - 1) / bruteRows
 	ws := make([]*bruteWork, parallel.Workers(workers))
 	return parallel.For(ctx, nb, workers, func(ctx context.Context, w, blo, bhi int) error {
+		base := 2*k + 64
 		wk := ws[w]
 		if wk == nil {
 			wk = &bruteWork{
@@ -118,9 +119,13 @@ func bruteSearch(ctx context.Context, train []float64, n, d int, q []float64, m,
 				limit: make([]int, bruteRows),
 				h:     newTopK(k),
 			}
+			// Each row's candidate list starts at the capacity of its first pruning limit, so
+			// the per-point loop appends without growing it in the common case.
+			for r := range wk.cands {
+				wk.cands[r] = make([]cand, 0, base)
+			}
 			ws[w] = wk
 		}
-		base := 2*k + 64
 		for b := blo; b < bhi; b++ {
 			i0 := b * bruteRows
 			rows := min(bruteRows, m-i0)
