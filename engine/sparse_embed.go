@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"glle/parallel"
 	"glle/sparse"
 )
 
@@ -49,6 +50,7 @@ type pendingAnalysis struct {
 	lu     *sparse.GramLU      // the LU path's operator
 	mem    *MemoryEstimate
 	err    error
+	panic  parallel.PanicBox // a panic of the analysis goroutine, raised again by wait
 }
 
 // start builds M's pattern, which depends only on the kNN graph, and starts the fill-reducing
@@ -161,6 +163,7 @@ func (s *sparseEmbed) launch(ctx context.Context, lu bool) {
 	}
 	go func() {
 		defer close(a.done)
+		defer func() { a.panic.Record(recover()) }() // raised again by wait
 		if lu {
 			a.lu, a.err = sparse.NewGramLU(actx, bp, opts)
 		} else {
@@ -177,6 +180,7 @@ func (s *sparseEmbed) wait() (*sparse.ShiftInvert, *sparse.GramLU, error) {
 	<-a.done
 	a.cancel()
 	s.pend = nil
+	a.panic.Repanic()
 	if a.mem != nil {
 		s.m.Report.Memory = a.mem
 	}

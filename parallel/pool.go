@@ -74,19 +74,44 @@ type WorkerPanic struct {
 
 func (p *WorkerPanic) Error() string { return fmt.Sprintf("parallel: a worker panicked: %v", p.Value) }
 
-// panicCatcher records the first panic of a pool's workers.
-type panicCatcher struct {
+// PanicBox carries the first panic of goroutines a caller starts itself to the goroutine
+// that waits for them, as the pool does for its workers: each goroutine defers
+// func() { box.Record(recover()) }(), and the waiter calls box.Repanic() after the wait.
+type PanicBox struct {
 	first atomic.Pointer[WorkerPanic]
 }
+
+// Record keeps r (a recovered value; nil is ignored) as a *WorkerPanic with the current
+// goroutine's stack, unless a panic was recorded already. A *WorkerPanic (from a nested
+// pool) is kept as it is.
+func (b *PanicBox) Record(r any) *WorkerPanic {
+	if r == nil {
+		return nil
+	}
+	p, ok := r.(*WorkerPanic)
+	if !ok {
+		p = &WorkerPanic{Value: r, Stack: debug.Stack()}
+	}
+	b.first.CompareAndSwap(nil, p)
+	return p
+}
+
+// Repanic panics with the first recorded panic, if any.
+func (b *PanicBox) Repanic() {
+	if p := b.first.Load(); p != nil {
+		panic(p)
+	}
+}
+
+// panicCatcher records the first panic of a pool's workers.
+type panicCatcher struct{ box PanicBox }
 
 // guard wraps a worker's function: a panic becomes an error (cancelling the group) and is
 // recorded for repanic.
 func (c *panicCatcher) guard(fn func() error) func() error {
 	return func() (err error) {
 		defer func() {
-			if r := recover(); r != nil {
-				p := &WorkerPanic{Value: r, Stack: debug.Stack()}
-				c.first.CompareAndSwap(nil, p)
+			if p := c.box.Record(recover()); p != nil {
 				err = p
 			}
 		}()
@@ -95,11 +120,7 @@ func (c *panicCatcher) guard(fn func() error) func() error {
 }
 
 // repanic panics with the first recorded worker panic, if any.
-func (c *panicCatcher) repanic() {
-	if p := c.first.Load(); p != nil {
-		panic(p)
-	}
-}
+func (c *panicCatcher) repanic() { c.box.Repanic() }
 
 // Chunks splits [0, n) into fixed chunks of `size` indices (the last may be shorter) that do
 // not depend on the worker count, and hands them out to the workers in contiguous runs:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 )
@@ -203,5 +204,37 @@ func TestWorkerPanic(t *testing.T) {
 		if !ok || wp.Value != "boom" || len(wp.Stack) == 0 {
 			t.Errorf("%s: recovered %v (%T), want a *WorkerPanic with value boom and a stack", name, got, got)
 		}
+	}
+}
+
+// TestPanicBox: goroutines a caller starts itself hand their first panic to the waiter; a
+// *WorkerPanic from a nested pool is kept as it is, not wrapped again.
+func TestPanicBox(t *testing.T) {
+	var box PanicBox
+	box.Repanic() // nothing recorded: no panic
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { box.Record(recover()) }()
+			if i == 1 {
+				panic("band")
+			}
+		}()
+	}
+	wg.Wait()
+	got := func() (p any) {
+		defer func() { p = recover() }()
+		box.Repanic()
+		return nil
+	}()
+	if wp, ok := got.(*WorkerPanic); !ok || wp.Value != "band" || len(wp.Stack) == 0 {
+		t.Fatalf("Repanic raised %v (%T), want the recorded *WorkerPanic", got, got)
+	}
+	var outer PanicBox
+	inner := &WorkerPanic{Value: "inner"}
+	if p := outer.Record(inner); p != inner {
+		t.Errorf("a nested *WorkerPanic was wrapped: %v", p)
 	}
 }

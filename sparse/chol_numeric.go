@@ -434,6 +434,7 @@ func splitRows(nw, conc, n int, cum func(i int) float64, fn func(lo, hi int)) {
 	}
 	total := cum(n)
 	var wg sync.WaitGroup
+	var box parallel.PanicBox // a band's panic is raised again here, after the wait
 	// At most conc bands run at once; the band edges depend on nw only.
 	sem := make(chan struct{}, max(conc, 1))
 	lo := 0
@@ -459,7 +460,7 @@ func splitRows(nw, conc, n int, cum func(i int) float64, fn func(lo, hi int)) {
 				wg.Add(1)
 				sem <- struct{}{}
 				go func(lo, hi int) {
-					defer func() { <-sem; wg.Done() }()
+					defer func() { box.Record(recover()); <-sem; wg.Done() }()
 					fn(lo, hi)
 				}(lo, hi)
 			}
@@ -467,6 +468,7 @@ func splitRows(nw, conc, n int, cum func(i int) float64, fn func(lo, hi int)) {
 		lo = hi
 	}
 	wg.Wait()
+	box.Repanic()
 }
 
 // trsmSub computes b = b L^{-T} for the n x n lower triangular l (ldl; unit diagonal or not)
