@@ -51,12 +51,13 @@ func For(ctx context.Context, n, workers int, fn func(ctx context.Context, worke
 		lo := w * n / workers
 		hi := (w + 1) * n / workers
 		w := w
-		g.Go(pc.guard(func() error {
+		g.Go(func() (err error) {
+			defer pc.catch(&err)
 			if err := gctx.Err(); err != nil {
 				return err
 			}
 			return fn(gctx, w, lo, hi)
-		}))
+		})
 	}
 	err := g.Wait()
 	pc.repanic()
@@ -106,16 +107,12 @@ func (b *PanicBox) Repanic() {
 // panicCatcher records the first panic of a pool's workers.
 type panicCatcher struct{ box PanicBox }
 
-// guard wraps a worker's function: a panic becomes an error (cancelling the group) and is
-// recorded for repanic.
-func (c *panicCatcher) guard(fn func() error) func() error {
-	return func() (err error) {
-		defer func() {
-			if p := c.box.Record(recover()); p != nil {
-				err = p
-			}
-		}()
-		return fn()
+// catch is deferred by each worker (defer pc.catch(&err), so that recover runs directly in
+// the deferred call): a panic becomes the worker's error, cancelling the group, and is
+// recorded for repanic. It adds no allocation per worker.
+func (c *panicCatcher) catch(err *error) {
+	if p := c.box.Record(recover()); p != nil {
+		*err = p
 	}
 }
 
@@ -185,7 +182,8 @@ func ForJoin(ctx context.Context, n, size, workers int, join <-chan struct{}, fn
 	var pc panicCatcher
 	for w := 0; w < workers; w++ {
 		w := w
-		g.Go(pc.guard(func() error {
+		g.Go(func() (err error) {
+			defer pc.catch(&err)
 			if w == workers-1 && join != nil {
 				select {
 				case <-join:
@@ -208,7 +206,7 @@ func ForJoin(ctx context.Context, n, size, workers int, join <-chan struct{}, fn
 					return err
 				}
 			}
-		}))
+		})
 	}
 	err := g.Wait()
 	pc.repanic()

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
