@@ -297,16 +297,12 @@ func (m *Model) paperBases(ctx context.Context) error {
 	m.st.rmax = rmax
 	m.st.rank = make([]int32, n)
 	m.st.basis = make([]float64, n*k*rmax)
-	return parallel.For(ctx, n, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
-		ws := newWork(k, d)
-		ud := make([]float64, d*rmax) // one per worker, sized up front
+	return forPoints(ctx, n, k, d, m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
+		if len(ws.ud) < d*rmax { // once per worker: ws lives across forPoints' steps
+			ws.ud = make([]float64, d*rmax)
+		}
 		for i := lo; i < hi; i++ {
-			if (i-lo)%4096 == 0 { // check for cancellation every few thousand points
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			m.st.rank[i] = int32(paperSVD(ws, m.st.x, d, m.Neighbors[i*k:(i+1)*k], m.st.basis[i*k*rmax:(i+1)*k*rmax], ud))
+			m.st.rank[i] = int32(paperSVD(ws, m.st.x, d, m.Neighbors[i*k:(i+1)*k], m.st.basis[i*k*rmax:(i+1)*k*rmax], ws.ud))
 		}
 		return nil
 	})

@@ -21,6 +21,7 @@ type work struct {
 	x2   []float64 // max(k,d)
 	xi   []float64 // k normals
 	r    []float64 // (k-1) x (k-1)
+	ud   []float64 // EMPaper's left singular vectors (paperBases), grown on first use
 }
 
 func newWork(k, d int) *work {
