@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"strconv"
 	"strings"
@@ -234,13 +235,9 @@ func ParseBytes(s string) (int64, error) {
 	if b >= math.MaxInt64/2 {
 		return 0, fmt.Errorf("memory size %q is too large", s)
 	}
-	// A positive size below one byte (0.5, 0.9B, 1e-400 which underflows to 0) must not
-	// truncate to 0, which callers read as "no limit".
-	mant := u
-	if i := strings.IndexAny(mant, "EP"); i >= 0 {
-		mant = mant[:i]
-	}
-	if (v > 0 || strings.ContainsAny(mant, "123456789")) && b < 1 {
+	// A positive size below one byte (0.5, 0.9B, 1e-400 or 0xAp-2000, which underflow to 0)
+	// must not truncate to 0, which callers read as "no limit". big.Float has no underflow.
+	if bf, ok := new(big.Float).SetString(strings.TrimSpace(u)); (v > 0 || ok && bf.Sign() > 0) && b < 1 {
 		return 0, fmt.Errorf("memory size %q is less than one byte: give at least 1 byte (e.g. 6G, 500M)", s)
 	}
 	return int64(b), nil

@@ -103,6 +103,17 @@ func TestModelMisuse(t *testing.T) {
 		wantInputError(t, fmt.Sprintf("neighbour edited to %d", v), err, "entry 2 of point 3")
 		small.Neighbors[3*small.K+2] = old
 	}
+	// Valid indices that differ from the fit's (a duplicate, a swap within a row): the sparse
+	// pattern was built from the originals, so these are refused too (a restored model
+	// reported "lists neighbour J twice" from the graph code before, with no fix named).
+	nb := small.Neighbors[3*small.K : 4*small.K]
+	orig := append([]int32(nil), nb...)
+	for _, edit := range []func(){func() { nb[2] = nb[1] }, func() { nb[0], nb[1] = nb[1], nb[0] }} {
+		edit()
+		_, _, err = small.Generate(ctx, 1, 0, 1)
+		wantInputError(t, "neighbours edited within range", err, "edited after the fit")
+		copy(nb, orig)
+	}
 	if _, _, err = small.Generate(ctx, 1, 0, 1); err != nil {
 		t.Errorf("restored neighbours: %v", err)
 	}

@@ -190,10 +190,11 @@ func (s *sparseEmbed) wait() (*sparse.ShiftInvert, *sparse.GramLU, error) {
 // stop cancels a started analysis that nobody will wait for and waits until its goroutine
 // has ended (Fit's error paths).
 func (s *sparseEmbed) stop() {
-	if s.pend != nil {
-		s.pend.cancel()
-		<-s.pend.done
+	if a := s.pend; a != nil {
+		a.cancel()
+		<-a.done
 		s.pend = nil
+		a.panic.Repanic() // a bug in the analysis is not hidden behind the fit's error
 	}
 }
 

@@ -73,7 +73,12 @@ type WorkerPanic struct {
 	Stack []byte
 }
 
-func (p *WorkerPanic) Error() string { return fmt.Sprintf("parallel: a worker panicked: %v", p.Value) }
+// Error gives the value and the worker's stack, so that a panic nobody recovers still shows
+// where it happened (the caller's goroutine, where it is raised again, has other frames).
+// Callers that want one line use Value.
+func (p *WorkerPanic) Error() string {
+	return fmt.Sprintf("parallel: a worker panicked: %v\n\nworker goroutine stack:\n%s", p.Value, p.Stack)
+}
 
 // PanicBox carries the first panic of goroutines a caller starts itself to the goroutine
 // that waits for them, as the pool does for its workers: each goroutine defers

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,6 +204,12 @@ func TestWorkerPanic(t *testing.T) {
 		wp, ok := got.(*WorkerPanic)
 		if !ok || wp.Value != "boom" || len(wp.Stack) == 0 {
 			t.Errorf("%s: recovered %v (%T), want a *WorkerPanic with value boom and a stack", name, got, got)
+			continue
+		}
+		// Unrecovered, Go prints Error(): it must show the worker's frames (this test's
+		// closure), which the caller's goroutine no longer has.
+		if !strings.Contains(wp.Error(), "TestWorkerPanic.func") {
+			t.Errorf("%s: Error() lacks the worker's stack:\n%s", name, wp.Error())
 		}
 	}
 }

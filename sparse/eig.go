@@ -150,7 +150,7 @@ type EigResult struct {
 }
 
 // NotConvergedError reports that MaxOps operator applications did not produce NEV eigenpairs
-// satisfying the tolerance. The EigResult returned with it holds the current approximations
+// satisfying the tolerance, or that the last run stalled before (Stalled). The EigResult returned with it holds the current approximations
 // (not eigenpairs to rely on).
 type NotConvergedError struct {
 	NEV, Converged int     // wanted and converged eigenpairs

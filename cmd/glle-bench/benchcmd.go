@@ -185,7 +185,7 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 			// place whole, so nothing half-written is left.
 			defer func() {
 				if p := recover(); p != nil {
-					err = fmt.Errorf("internal error (a bug: please report it with the command line): %v; existing files are unchanged", p)
+					err = fmt.Errorf("internal error (a bug: please report it with the command line): %v", panicValue(p))
 				}
 			}()
 			return runBench(ctx, env{stdout: stdout, stderr: stderr}, c)

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"glle/bench/dataio"
+	"glle/parallel"
 )
 
 // Output files. A run stages every output under a hidden temporary name in its final folder
@@ -148,9 +149,18 @@ func (o *outputs) onCommit(f func()) { o.after = append(o.after, f) }
 func (o *outputs) finish(p any, err error) error {
 	if p != nil {
 		o.cleanup()
-		return fmt.Errorf("internal error (a bug: please report it with the command line): %v; no output was written and existing files are unchanged", p)
+		return fmt.Errorf("internal error (a bug: please report it with the command line): %v; no output was written and existing files are unchanged", panicValue(p))
 	}
 	return o.done(err)
+}
+
+// panicValue is what a one-line message shows of a recovered panic: a worker's panic value
+// without the stack its *parallel.WorkerPanic carries.
+func panicValue(p any) any {
+	if wp, ok := p.(*parallel.WorkerPanic); ok {
+		return wp.Value
+	}
+	return p
 }
 
 // replaced is one step of a commit: path now holds the new content (or was removed), and the
