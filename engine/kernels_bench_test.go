@@ -332,12 +332,22 @@ func BenchmarkSampleWeights(b *testing.B) {
 // returns the allocations of the measured pass. testing.AllocsPerRun divides its count by the
 // number of runs in integers, so per-point runs (say 200) would report an allocation made on
 // fewer than one point in 200 as 0; a single run over all the points reports every one.
+//
+// testing.AllocsPerRun counts the whole process's allocations, so a goroutine an earlier fit
+// left finishing can add one: a fresh-clone CI run once saw 1 allocation in the direct-paper
+// pass of 300 points, which 200 runs of this test and 8 runs of the whole package (4 of them
+// beside two busy loops) did not reproduce. A per-point allocation recurs in every pass (n of
+// them), so the smallest count over up to three measured passes is the loop's own.
 func allocsPerPass(n int, body func(i int)) float64 {
-	return testing.AllocsPerRun(1, func() {
-		for i := 0; i < n; i++ {
-			body(i)
-		}
-	})
+	least := math.Inf(1)
+	for try := 0; try < 3 && least > 0; try++ {
+		least = math.Min(least, testing.AllocsPerRun(1, func() {
+			for i := 0; i < n; i++ {
+				body(i)
+			}
+		}))
+	}
+	return least
 }
 
 // TestPointKernelsAllocateNothing pins the zero-allocation property the benchmarks report for
