@@ -74,6 +74,9 @@ type prefaulted struct {
 	once    sync.Once
 	buf     []float64
 	chunk   atomic.Int64 // next chunk to touch
+
+	madeOnce sync.Once
+	panic    parallel.PanicBox // a panic of the spare goroutine, raised again by take
 }
 
 // prefaultChunk is the number of float64s touched per chunk (256 KiB: 64 pages).
@@ -84,10 +87,15 @@ func newPrefaulted(ctx context.Context, size int64) *prefaulted {
 	p := &prefaulted{size: size, made: make(chan struct{}), done: make(chan struct{}),
 		ctxDone: ctx.Done(), stop: make(chan struct{})}
 	go func() {
+		defer func() {
+			// A panic (a bug) must not leave take waiting: it is raised again there.
+			p.panic.Record(recover())
+			p.madeOnce.Do(func() { close(p.made) })
+			close(p.done)
+		}()
 		p.buf = make([]float64, size)
-		close(p.made)
+		p.madeOnce.Do(func() { close(p.made) })
 		p.touch()
-		close(p.done)
 	}()
 	return p
 }
@@ -122,8 +130,10 @@ func (p *prefaulted) touch() {
 // goroutine what it has not reached yet (unless the context is done).
 func (p *prefaulted) take() []float64 {
 	<-p.made
+	p.panic.Repanic()
 	p.touch()
 	<-p.done
+	p.panic.Repanic()
 	return p.buf
 }
 
@@ -255,9 +265,14 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		// meanwhile (instead of AMD copying it first: the copy's first-touch page faults then
 		// stay off the ordering's sequential path).
 		var again chan *graph
+		var againPanic parallel.PanicBox
 		if !opts.Symmetric {
 			again = make(chan *graph, 1)
-			go func() { again <- buildGraph(n, rowPtr, colIdx) }()
+			go func() {
+				var g *graph
+				defer func() { againPanic.Record(recover()); again <- g }() // never leaves the receiver waiting
+				g = buildGraph(n, rowPtr, colIdx)
+			}()
 		}
 		var err error
 		p = make([]int32, 0, n)
@@ -279,6 +294,7 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		g = nil
 		if again != nil {
 			g = <-again
+			againPanic.Repanic()
 		}
 	case OrderingND:
 		var err error
@@ -311,10 +327,15 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	// The first half of the assembly map needs only the permutation and the supernode
 	// partition: with a helper core free it runs beside the supernodes' row structures.
 	var scattered chan []int32
+	var scatterPanic parallel.PanicBox
 	onPartition := func() {
 		if helperFree(opts.Helper) {
 			scattered = make(chan []int32, 1)
-			go func() { scattered <- assemblyScatter(s, rowPtr, colIdx) }()
+			go func() {
+				var rows []int32
+				defer func() { scatterPanic.Record(recover()); scattered <- rows }()
+				rows = assemblyScatter(s, rowPtr, colIdx)
+			}()
 		}
 	}
 	if g == nil {
@@ -325,6 +346,7 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 	var rowOf []int32
 	if scattered != nil {
 		rowOf = <-scattered
+		scatterPanic.Repanic()
 	}
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package sparse
 import (
 	"sync"
 	"sync/atomic"
+
+	"glle/parallel"
 )
 
 // amdProgress publishes how many entries of an AMD ordering are fixed while it runs.
@@ -48,7 +50,14 @@ type etreeFollower[I int | int32] struct {
 	wg       sync.WaitGroup
 
 	followed int // columns the follower goroutine built (tests)
+
+	panic  parallel.PanicBox // a panic of the follower, raised again by finish or abandon
+	raised atomic.Bool       // the panic was raised already (abandon after finish)
 }
+
+// followerHook, when set (tests only), runs in the follower goroutine each time it adds
+// columns, with the mutex held.
+var followerHook func()
 
 // newEtreeFollower starts the follower goroutine, which waits for help to be closed (or for
 // finish) before it does anything.
@@ -62,6 +71,17 @@ func newEtreeFollower[I int | int32](a adjacency[I], perm []int32, prog *amdProg
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
+		locked := false
+		defer func() {
+			// A panic (a bug) releases the mutex, so that finish does not block, and is
+			// raised again on finish's or abandon's goroutine.
+			if r := recover(); r != nil {
+				f.panic.Record(r)
+				if locked {
+					f.mu.Unlock()
+				}
+			}
+		}()
 		select {
 		case <-help:
 		case <-f.stop:
@@ -69,15 +89,20 @@ func newEtreeFollower[I int | int32](a adjacency[I], perm []int32, prog *amdProg
 		}
 		for {
 			f.mu.Lock()
+			locked = true
 			if f.done {
 				f.mu.Unlock()
 				return
 			}
 			if k1 := int(prog.n.Load()); k1 > f.k {
+				if followerHook != nil {
+					followerHook()
+				}
 				etreeCols(f.a, f.perm, f.ip, f.parent, f.ancestr, f.k, k1)
 				f.followed += k1 - f.k
 				f.k = k1
 			}
+			locked = false
 			f.mu.Unlock()
 			select {
 			case <-prog.more:
@@ -100,6 +125,7 @@ func (f *etreeFollower[I]) finish(perm []int32) (ip, parent, scratch []int32) {
 	f.done = true
 	f.mu.Unlock()
 	f.wg.Wait()
+	f.raise()
 	return f.ip, f.parent, f.ancestr
 }
 
@@ -111,4 +137,12 @@ func (f *etreeFollower[I]) abandon() {
 	f.done = true
 	f.mu.Unlock()
 	f.wg.Wait()
+	f.raise()
+}
+
+// raise panics with the follower's recorded panic, once.
+func (f *etreeFollower[I]) raise() {
+	if !f.raised.Swap(true) {
+		f.panic.Repanic()
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"glle/parallel"
 )
 
 // randomOrderTree returns a random ordering of the n vertices of adj, its inverse and the
@@ -244,4 +246,29 @@ func TestAMDPublishesFinalPivots(t *testing.T) {
 		}
 	}
 	t.Logf("%d publications, the last at %d of %d vertices", len(snaps), len(snaps[len(snaps)-1]), n)
+}
+
+// TestAnalyzeHelperPanic: a panic in the follower goroutine (a bug, injected by followerHook
+// with the follower's mutex held) reaches Analyze's caller as a *parallel.WorkerPanic instead
+// of ending the process or leaving finish waiting for the mutex.
+func TestAnalyzeHelperPanic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 47))
+	a, _ := knnLLE(rng, 20000, 10)
+	followerHook = func() { panic("follower bug") }
+	defer func() { followerHook = nil }()
+	help := make(chan struct{})
+	close(help)
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		_, _ = Analyze(context.Background(), a.n, a.rowPtr, a.colIdx, SymbolicOptions{Symmetric: true, Helper: help})
+	}()
+	select {
+	case got := <-done:
+		if wp, ok := got.(*parallel.WorkerPanic); !ok || wp.Value != "follower bug" {
+			t.Fatalf("Analyze raised %v (%T), want the follower's *parallel.WorkerPanic", got, got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Analyze did not return within a minute: finish waits for the follower's mutex")
+	}
 }
