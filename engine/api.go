@@ -2,6 +2,7 @@ package engine
 
 import (
 	"gonum.org/v1/gonum/mat"
+	"slices"
 )
 
 // Saved is what a saved model holds; Restore turns it back into a Model.
@@ -95,7 +96,7 @@ func (m *Model) neighborsIntact() error {
 	if neighbourPrint(m.Neighbors) == m.st.made.nbrPrint {
 		return nil
 	}
-	if i, j, ok := badNeighbor(m.Neighbors, m.K); !ok {
+	if i, j, dup, ok := badNeighbor(m.Neighbors, m.K); !ok && !dup {
 		return inputErr("the model's Neighbors were edited: entry %d of point %d is %d, not another point's index in [0, %d): refit, or restore it from Saved", j, i, m.Neighbors[i*m.K+j], m.N)
 	}
 	return inputErr("the model's Neighbors were edited after the fit (the eigensolver's matrix pattern was built from them): refit with the data, or restore it from Saved")
@@ -120,16 +121,21 @@ func neighbourPrint(nbr []int32) uint64 {
 	return ((h[0]*p^h[1])*p^h[2])*p ^ h[3] ^ uint64(len(nbr))
 }
 
-// badNeighbor scans a neighbour list (k per point) and returns the first entry (point i,
-// position j) that is not another point's index, with ok false; ok true when all are valid.
-func badNeighbor(nbr []int32, k int) (i, j int, ok bool) {
+// badNeighbor scans a neighbour list (k per point) and returns the first invalid entry
+// (point i, position j) with ok false: one that is not another point's index (dup false) or
+// that repeats an earlier entry of its point (dup true). ok is true when all are valid.
+func badNeighbor(nbr []int32, k int) (i, j int, dup, ok bool) {
 	n := uint32(len(nbr) / k)
 	for p := range len(nbr) / k {
-		for q, v := range nbr[p*k : (p+1)*k] {
+		row := nbr[p*k : (p+1)*k]
+		for q, v := range row {
 			if uint32(v) >= n || int(v) == p {
-				return p, q, false
+				return p, q, false, false
+			}
+			if slices.Contains(row[:q], v) {
+				return p, q, true, false
 			}
 		}
 	}
-	return 0, 0, true
+	return 0, 0, false, true
 }

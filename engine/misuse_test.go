@@ -200,7 +200,17 @@ func TestRestoreRejectsCorruptParts(t *testing.T) {
 			nb := append([]int32(nil), sv.Neighbors...)
 			nb[7*sv.K+3] = nb[7*sv.K+1]
 			sv.Neighbors = nb
-		}, "twice"},
+		}, "point 7 lists neighbour"},
+		{"neighbour out of range", EM, func(sv *Saved) {
+			nb := append([]int32(nil), sv.Neighbors...)
+			nb[4*sv.K+2] = int32(len(nb))
+			sv.Neighbors = nb
+		}, "neighbour entry 42 (point 4)"},
+		{"point its own neighbour", Direct, func(sv *Saved) {
+			nb := append([]int32(nil), sv.Neighbors...)
+			nb[9*sv.K] = 9
+			sv.Neighbors = nb
+		}, "neighbour entry 90 (point 9) is 9"},
 	}
 	for _, c := range cases {
 		sv := fits[c.meth].Saved()

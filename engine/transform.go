@@ -80,15 +80,12 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 	if len(sv.Neighbors) != n*k || len(sv.Weights) != n*k {
 		return nil, inputErr("incompatible model: neighbours/weights have %d/%d entries, want n*k = %d", len(sv.Neighbors), len(sv.Weights), n*k)
 	}
-	for i, v := range sv.Neighbors {
-		if v < 0 || int(v) >= n || int(v) == i/k {
-			return nil, inputErr("incompatible model: neighbour entry %d (point %d) is %d, outside [0, %d) or the point itself", i, i/k, v, n)
+	if i, j, dup, ok := badNeighbor(sv.Neighbors, k); !ok {
+		v := sv.Neighbors[i*k+j]
+		if dup {
+			return nil, inputErr("incompatible model: point %d lists neighbour %d twice", i, v)
 		}
-		for _, u := range sv.Neighbors[i-i%k : i] {
-			if u == v {
-				return nil, inputErr("incompatible model: point %d lists neighbour %d twice", i/k, v)
-			}
-		}
+		return nil, inputErr("incompatible model: neighbour entry %d (point %d) is %d, outside [0, %d) or the point itself", i*k+j, i, v, n)
 	}
 	if i, bad := firstNonFiniteIn(sv.Weights); bad {
 		return nil, inputErr("incompatible model: weight entry %d is %v", i, sv.Weights[i])
