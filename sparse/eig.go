@@ -248,9 +248,27 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 	isCtx := func(err error) bool {
 		return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	}
+	// moveShift factors at the shift to and reports true; when that factorization fails, it
+	// factors at the current, working shift again and reports false. The errors are the
+	// context's and a *ShiftError when the working shift fails too.
+	var sigma float64
+	moveShift := func(to float64) (bool, error) {
+		err := setShift(to)
+		if err == nil {
+			sigma = to
+			return true, nil
+		}
+		if isCtx(err) {
+			return false, err
+		}
+		if rerr := setShift(sigma); rerr != nil {
+			return false, &ShiftError{Shift: to, Retry: sigma, Err: err, RetryErr: rerr}
+		}
+		return false, nil
+	}
 
 	auto := opts.Shift == 0
-	sigma := opts.Shift
+	sigma = opts.Shift
 	if auto {
 		scale := ShiftScale
 		if opts.startScale > 0 {
@@ -320,19 +338,13 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			return res, notConverged(res, cfg, run.converged, normA, sigma, false)
 		}
 		if run.reshift != 0 {
-			prev := sigma
 			reshifts++
-			if err := setShift(run.reshift); err != nil {
-				if isCtx(err) {
-					return res, err
-				}
-				// Fall back to the previous, working shift and stop adapting.
-				if rerr := setShift(prev); rerr != nil {
-					return res, &ShiftError{Shift: run.reshift, Retry: prev, Err: err, RetryErr: rerr}
-				}
-				auto = false
-			} else {
-				sigma = run.reshift
+			moved, err := moveShift(run.reshift)
+			if err != nil {
+				return res, err
+			}
+			if !moved {
+				auto = false // stay at the previous, working shift and stop adapting
 			}
 			start = run.vectors // warm start from the current Ritz vectors
 			continue
@@ -341,23 +353,16 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			// The shift sits far closer to zero than the wanted eigenvalues, and the run
 			// stalled at the accuracy of the factorization there: move it away from zero,
 			// to the target of the re-shift rule, and continue from the current Ritz vectors.
-			prev := sigma
 			movedAway = true
-			s := -run.values[0] / 10
-			if err := setShift(s); err != nil {
-				if isCtx(err) {
-					return res, err
-				}
-				if rerr := setShift(prev); rerr != nil {
-					return res, &ShiftError{Shift: s, Retry: prev, Err: err, RetryErr: rerr}
-				}
-				fillResult(&res, run, sigma, n)
-				res.TotalTime = time.Since(t0)
-				return res, notConverged(res, cfg, run.converged, normA, sigma, true)
+			moved, err := moveShift(-run.values[0] / 10)
+			if err != nil {
+				return res, err
 			}
-			sigma = s
-			start = run.vectors
-			continue
+			if moved {
+				start = run.vectors
+				continue
+			}
+			// Back at the previous shift: report this run's stall below.
 		}
 		fillResult(&res, run, sigma, n)
 		res.TotalTime = time.Since(t0)
