@@ -15,7 +15,7 @@ var sizeUnit = regexp.MustCompile(`(?i)([KMGT](I?B)?|B)$`)
 // "no limit". The check parses the number independently with big.Float, which has no underflow
 // (1e-400 and 0xAp-2000 are positive to it).
 func FuzzParseBytes(f *testing.F) {
-	for _, s := range []string{"6G", "500MB", "1.5GiB", "0", "0.5", "1e-400", "0x1p-3", "0xAp-2000", " 12 k ", "9e18", "-0"} {
+	for _, s := range []string{"6G", "500MB", "1.5GiB", "0", "0.5", "1e-400", "0x1p-3", "0xAp-2000", " 12 k ", "9e18", "-0", "-1e-700"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -227,8 +227,12 @@ func ParseBytes(s string) (int64, error) {
 			u = u[:len(u)-1]
 		}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(u), 64)
-	if err != nil || math.IsNaN(v) || v < 0 || u == "" {
+	num := strings.TrimSpace(u)
+	v, err := strconv.ParseFloat(num, 64)
+	// big.Float has no underflow: it tells the sign of sizes such as 1e-400, 0xAp-2000 or
+	// -1e-700, which ParseFloat rounds to (minus) zero.
+	exact, exactOK := new(big.Float).SetString(num)
+	if err != nil || math.IsNaN(v) || v < 0 || exactOK && exact.Sign() < 0 || u == "" {
 		return 0, fmt.Errorf("memory size %q: use bytes or a number with K, M, G or T (e.g. 6G, 500M)", s)
 	}
 	b := v * mult
@@ -236,8 +240,8 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("memory size %q is too large", s)
 	}
 	// A positive size below one byte (0.5, 0.9B, 1e-400 or 0xAp-2000, which underflow to 0)
-	// must not truncate to 0, which callers read as "no limit". big.Float has no underflow.
-	if bf, ok := new(big.Float).SetString(strings.TrimSpace(u)); (v > 0 || ok && bf.Sign() > 0) && b < 1 {
+	// must not truncate to 0, which callers read as "no limit".
+	if (v > 0 || exactOK && exact.Sign() > 0) && b < 1 {
 		return 0, fmt.Errorf("memory size %q is less than one byte: give at least 1 byte (e.g. 6G, 500M)", s)
 	}
 	return int64(b), nil

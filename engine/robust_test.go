@@ -418,7 +418,7 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 	// Sizes between 0 and 1 byte truncated to 0, which -max-mem reads as "no limit".
-	for _, s := range []string{"", "G", "-5M", "lots", "1e30T", "NaN", "0.5", "0.9B", "1e-400", "0x1p-3", "0xAp-2000", "0xFp-1100"} {
+	for _, s := range []string{"", "G", "-5M", "lots", "1e30T", "NaN", "0.5", "0.9B", "1e-400", "0x1p-3", "0xAp-2000", "0xFp-1100", "-1e-700", "-0x1p-2000"} {
 		if _, err := ParseBytes(s); err == nil {
 			t.Errorf("ParseBytes(%q) accepted", s)
 		}
