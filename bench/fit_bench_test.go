@@ -181,3 +181,33 @@ func BenchmarkPaperWorkflow(b *testing.B) {
 		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/workflow")
 	})
 }
+
+// BenchmarkTransform embeds a batch of 100 new points (a second Swiss roll sample) out of
+// sample with a fitted LLE model (TransformTo into one reused matrix: kNN query, LLE weights,
+// combination of the base embedding). The fit and a first transform, which builds the
+// training points' search tree, happen before the timer starts.
+func BenchmarkTransform(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range benchSizes(b) {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			X, _ := bench.SwissRoll(n, 1)
+			m, err := engine.Fit(ctx, X, engine.Settings{Method: engine.LLE})
+			if err != nil {
+				b.Fatal(err)
+			}
+			Xq, _ := bench.SwissRoll(100, 2)
+			Y, err := m.Transform(ctx, Xq)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := m.TransformTo(ctx, Y, Xq); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(100*float64(b.N)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
+}

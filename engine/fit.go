@@ -51,6 +51,13 @@ type state struct {
 	// faults: 0.12 s for the 80 MB at n = 1M on the reference machine).
 	genMu sync.Mutex
 	genW  []float64
+
+	// tfMu guards tfIndex, the nearest-neighbour index over x that the out-of-sample
+	// transforms query; the first transform builds it (the k-d tree: about 0.04 s per 200000
+	// points) and later ones reuse it. tfBufs pools their scratch (*transformBuf).
+	tfMu    sync.Mutex
+	tfIndex *knn.Index
+	tfBufs  sync.Pool
 }
 
 // analysisDone returns the channel that closes when the sparse analysis running beside the

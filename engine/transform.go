@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -19,21 +20,40 @@ import (
 // reconstruction from its neighbours is not the point's embedding). With duplicate rows in X
 // this is not exact: every copy gets the embedding of the lowest-index copy, which the other
 // copies' embeddings equal only to the eigensolver's accuracy.
+//
+// The first transform of a model builds a search tree over the training points; later calls
+// reuse it, so small batches cost little more than their own points.
 func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, error) {
-	if err := m.usable(); err != nil {
+	dst := &mat.Dense{}
+	if err := m.TransformTo(ctx, dst, Xnew); err != nil {
 		return nil, err
+	}
+	return dst, nil
+}
+
+// TransformTo is Transform writing the embedding of the new points into dst, which must be
+// empty (it then becomes rows(Xnew) x Dim, in the capacity a Reset kept if large enough) or
+// rows(Xnew) x Dim, and must not be the model's Embedding. dst is left unchanged when
+// TransformTo returns an error.
+func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
+	if err := m.usable(); err != nil {
+		return err
 	}
 	xq, q, err := m.newPoints(Xnew)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if err := m.checkTransformDst("TransformTo", dst, q); err != nil {
+		return err
 	}
 	k, p, d := m.K, m.Dim, m.D
-	idx, dist, err := knn.Query(ctx, m.st.x, m.N, d, xq, q, k, knn.Options{Workers: m.st.workers})
+	buf, err := m.queryTrain(ctx, xq, q)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	defer m.st.tfBufs.Put(buf)
+	idx, dist, out := buf.idx, buf.dist, buf.out
 	y := m.Embedding.RawMatrix().Data
-	out := make([]float64, q*p)
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
 		ws := newWork(k, d)
 		w := make([]float64, k)
@@ -54,9 +74,81 @@ func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, err
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	commitRows(dst, out, q, p)
+	return nil
+}
+
+// transformBuf is the scratch of one out-of-sample transform: the neighbours and squared
+// distances of the new points (q*K) and their embedding (q*Dim, zeroed), reused through
+// state.tfBufs.
+type transformBuf struct {
+	idx  []int32
+	dist []float64
+	out  []float64
+}
+
+// queryTrain returns scratch holding the K nearest training points of the q new points xq
+// (internal units) and a zeroed q x Dim output; the caller puts it back into m.st.tfBufs.
+// The training points' index is built on the first call.
+func (m *Model) queryTrain(ctx context.Context, xq []float64, q int) (*transformBuf, error) {
+	m.st.tfMu.Lock()
+	ix := m.st.tfIndex
+	if ix == nil {
+		var err error
+		ix, err = knn.NewIndex(ctx, m.st.x, m.N, m.D, knn.Options{Workers: m.st.workers})
+		if err != nil {
+			m.st.tfMu.Unlock()
+			return nil, err
+		}
+		m.st.tfIndex = ix
+	}
+	m.st.tfMu.Unlock()
+	buf, _ := m.st.tfBufs.Get().(*transformBuf)
+	if buf == nil {
+		buf = &transformBuf{}
+	}
+	k, p := m.K, m.Dim
+	buf.idx = slices.Grow(buf.idx[:0], q*k)[:q*k]
+	buf.dist = slices.Grow(buf.dist[:0], q*k)[:q*k]
+	buf.out = slices.Grow(buf.out[:0], q*p)[:q*p]
+	clear(buf.out)
+	if err := ix.QueryTo(ctx, buf.idx, buf.dist, xq, q, k, m.st.workers); err != nil {
+		m.st.tfBufs.Put(buf)
 		return nil, err
 	}
-	return mat.NewDense(q, p, out), nil
+	return buf, nil
+}
+
+// checkTransformDst checks the destination of an out-of-sample transform of q points: empty
+// or q x Dim, and not the model's Embedding (which the transform reads and must not alter).
+func (m *Model) checkTransformDst(fn string, dst *mat.Dense, q int) error {
+	if dst == nil {
+		return inputErr("%s: dst is nil: pass an empty *mat.Dense or a %d x %d one", fn, q, m.Dim)
+	}
+	if dst.IsEmpty() {
+		return nil
+	}
+	if r, c := dst.Dims(); r != q || c != m.Dim {
+		return inputErr("%s: dst is %d x %d but the new points' embedding is %d x %d: pass an empty *mat.Dense or a %d x %d one", fn, r, c, q, m.Dim, q, m.Dim)
+	}
+	if &dst.RawMatrix().Data[0] == &m.Embedding.RawMatrix().Data[0] {
+		return inputErr("%s: dst is the model's base embedding, which the transform reads: pass another matrix", fn)
+	}
+	return nil
+}
+
+// commitRows copies the row-major q x p result out into dst (empty: reshaped in place,
+// reusing its capacity; else q x p, any stride).
+func commitRows(dst *mat.Dense, out []float64, q, p int) {
+	if dst.IsEmpty() {
+		dst.ReuseAs(q, p)
+	}
+	raw := dst.RawMatrix()
+	for i := 0; i < q; i++ {
+		copy(raw.Data[i*raw.Stride:i*raw.Stride+p], out[i*p:(i+1)*p])
+	}
 }
 
 // Restore rebuilds a Model from saved parts, recomputing the per-point factors the samplers

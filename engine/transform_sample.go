@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"glle/engine/knn"
 	"glle/kernels"
 	"glle/parallel"
 )
@@ -49,39 +48,58 @@ func (m *Model) TransformSample(ctx context.Context, Xnew *mat.Dense, seed uint6
 // disjoint from the training points' (0 .. N-1), so a new point's draw depends only on (seed,
 // generation, its row index) and not on the worker count. The method must be generative.
 func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense, seed uint64, generation int, a float64) (*mat.Dense, error) {
-	if err := m.usable(); err != nil {
+	dst := &mat.Dense{}
+	if err := m.TransformSampleTo(ctx, dst, Xnew, Ytrain, seed, generation, a); err != nil {
 		return nil, err
+	}
+	return dst, nil
+}
+
+// TransformSampleTo is TransformSampleOnto writing the embedding of the new points into dst,
+// which must be empty (it then becomes rows(Xnew) x Dim, in the capacity a Reset kept if
+// large enough) or rows(Xnew) x Dim, and must not be the model's Embedding. dst is left
+// unchanged when TransformSampleTo returns an error, so dst may also be Ytrain.
+func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.Dense, seed uint64, generation int, a float64) error {
+	if err := m.usable(); err != nil {
+		return err
 	}
 	if !m.Method.Generative() {
-		return nil, inputErr("method %s has no stochastic weights to sample: use Transform, or fit em, direct, em-paper or direct-paper", m.Method)
+		return inputErr("method %s has no stochastic weights to sample: use Transform, or fit em, direct, em-paper or direct-paper", m.Method)
 	}
 	if err := checkScale(a); err != nil {
-		return nil, err
+		return err
 	}
 	if generation < 0 {
-		return nil, inputErr("generation %d: must be non-negative", generation)
+		return inputErr("generation %d: must be non-negative", generation)
 	}
 	ytr := m.Embedding
 	if Ytrain != nil {
 		if r, c := Ytrain.Dims(); r != m.N || c != m.Dim {
-			return nil, inputErr("the training embedding is %dx%d, want N x Dim = %dx%d", r, c, m.N, m.Dim)
+			return inputErr("the training embedding is %dx%d, want N x Dim = %dx%d", r, c, m.N, m.Dim)
 		}
 		if i, j, v, bad := firstNonFinite(Ytrain); bad {
-			return nil, inputErr("the training embedding has a non-finite value (%v) at row %d, column %d: pass the embedding Generate returned", v, i, j)
+			return inputErr("the training embedding has a non-finite value (%v) at row %d, column %d: pass the embedding Generate returned", v, i, j)
 		}
 		ytr = Ytrain
 	}
 	xq, q, err := m.newPoints(Xnew)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if err := m.checkTransformDst("TransformSampleTo", dst, q); err != nil {
+		return err
 	}
 	k, p, d := m.K, m.Dim, m.D
-	idx, dist, err := knn.Query(ctx, m.st.x, m.N, d, xq, q, k, knn.Options{Workers: m.st.workers})
-	if err != nil {
-		return nil, err
+	yt := ytr.RawMatrix().Data // read in place when contiguous (usable checks the Embedding)
+	if ytr.RawMatrix().Stride != p {
+		yt = mat.DenseCopyOf(ytr).RawMatrix().Data
 	}
-	yt := mat.DenseCopyOf(ytr).RawMatrix().Data
-	out := make([]float64, q*p)
+	buf, err := m.queryTrain(ctx, xq, q)
+	if err != nil {
+		return err
+	}
+	defer m.st.tfBufs.Put(buf)
+	idx, dist, out := buf.idx, buf.dist, buf.out
 	var sx2, sy2 float64
 	if m.Method == Direct {
 		sx2, sy2 = m.st.sx2, m.st.sy2
@@ -122,7 +140,7 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	nb, ex := 0, -1
 	for w, c := range part {
@@ -132,17 +150,18 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 		nb += c
 	}
 	if nb > 0 && m.Method == Direct {
-		return nil, &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
+		return &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
 			Msg: fmt.Sprintf("direct: the precision matrix could not be factored for %d new points (e.g. row %d): check those rows for extreme values, or refit with a larger reg", nb, ex)}
 	}
 	if nb > 0 {
-		return nil, &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
+		return &DegenerateError{Kind: "singular-gamma", Count: nb, Example: ex,
 			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, ex)}
 	}
 	if i, ok := firstNonFiniteIn(out); ok {
-		return nil, inputErr("new point %d: its drawn weights overflow float64 at covariance scale a = %g: use a smaller covariance scale", i/p, a)
+		return inputErr("new point %d: its drawn weights overflow float64 at covariance scale a = %g: use a smaller covariance scale", i/p, a)
 	}
-	return mat.NewDense(q, p, out), nil
+	commitRows(dst, out, q, p)
+	return nil
 }
 
 // newPoints validates the new points and returns them row-major.

@@ -1,7 +1,9 @@
 package knn
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"glle/parallel"
 )
@@ -393,17 +395,26 @@ func (t *kdTree) query(ctx context.Context, q []float64, m, k, workers int, idx 
 	if err != nil {
 		return err
 	}
-	start := make([]int32, t.n+1)
-	for _, c := range key {
-		start[c+1]++
-	}
-	for i := 1; i <= t.n; i++ {
-		start[i] += start[i-1]
-	}
 	order := make([]int32, m)
-	for i, c := range key {
-		order[start[c]] = int32(i)
-		start[c]++
+	if m >= t.n/16 {
+		start := make([]int32, t.n+1)
+		for _, c := range key {
+			start[c+1]++
+		}
+		for i := 1; i <= t.n; i++ {
+			start[i] += start[i-1]
+		}
+		for i, c := range key {
+			order[start[c]] = int32(i)
+			start[c]++
+		}
+	} else {
+		// A small batch against a large tree (Index.QueryTo): sorting the m keys costs
+		// O(m log m) instead of the counting sort's O(n). The order only affects locality.
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortFunc(order, func(a, b int32) int { return cmp.Or(cmp.Compare(key[a], key[b]), cmp.Compare(a, b)) })
 	}
 	ws := make([]*searcher, parallel.Workers(workers))
 	return parallel.For(ctx, m, workers, func(ctx context.Context, w, lo, hi int) error {

@@ -127,36 +127,13 @@ func Query(ctx context.Context, train []float64, n, d int, q []float64, m, k int
 	if k < 1 || k > n {
 		return nil, nil, fmt.Errorf("knn: k=%d out of range [1, n=%d]", k, n)
 	}
-	method, err := opts.method(d)
+	ix, err := NewIndex(ctx, train, n, d, opts)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkFinite("train", train, n, d); err != nil {
-		return nil, nil, err
-	}
-	if err := checkFinite("q", q, m, d); err != nil {
-		return nil, nil, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
 	idx = make([]int32, m*k)
 	dist = make([]float64, m*k)
-	if m == 0 {
-		return idx, dist, nil
-	}
-	w := parallel.Workers(opts.Workers)
-	if method == Brute {
-		err = bruteSearch(ctx, train, n, d, q, m, k, false, w, idx, dist)
-		if !errors.Is(err, errUseTree) {
-			return finish(idx, dist, err)
-		}
-	}
-	t, err := buildTree(ctx, train, n, d, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return finish(idx, dist, t.query(ctx, q, m, k, w, idx, dist))
+	return finish(idx, dist, ix.QueryTo(ctx, idx, dist, q, m, k, opts.Workers))
 }
 
 func finish(idx []int32, dist []float64, err error) ([]int32, []float64, error) {

@@ -484,3 +484,90 @@ func TestKDTreeQueryAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexOracle queries one Index many times, with batches on both sides of the k-d
+// query's switch from the counting sort to a comparison sort (m < n/16), concurrently, and
+// checks every answer against the linear scan.
+func TestIndexOracle(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ n, d int }{{2000, 3}, {700, 20}} {
+		rng := rand.New(rand.NewPCG(11, uint64(tc.n)))
+		train := tieData(rng, tc.n, tc.d, 6)
+		for _, me := range append(methods, Auto) {
+			ix, err := NewIndex(ctx, train, tc.n, tc.d, Options{Method: me, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ix.N() != tc.n || ix.D() != tc.d {
+				t.Fatalf("index shape %dx%d, want %dx%d", ix.N(), ix.D(), tc.n, tc.d)
+			}
+			ms := []int{1, 7, tc.n/16 - 1, tc.n / 16, 400}
+			errs := make(chan error, len(ms))
+			for c, m := range ms {
+				go func() {
+					r := rand.New(rand.NewPCG(12, uint64(c)))
+					q := tieData(r, m, tc.d, 6)
+					if m > 2 { // one query on a training row
+						copy(q[:tc.d], train[5*tc.d:6*tc.d])
+					}
+					const k = 10
+					idx, dist := make([]int32, m*k), make([]float64, m*k)
+					for _, w := range []int{1, 2, 5} {
+						if err := ix.QueryTo(ctx, idx, dist, q, m, k, w); err != nil {
+							errs <- err
+							return
+						}
+						oi, od := oracleTop(train, tc.n, tc.d, q, m, false, k)
+						for i := range oi {
+							for p := 0; p < k; p++ {
+								if idx[i*k+p] != oi[i][p] || math.Float64bits(dist[i*k+p]) != math.Float64bits(od[i][p]) {
+									errs <- fmt.Errorf("%v n=%d m=%d w=%d: row %d rank %d: got (%d, %v), want (%d, %v)",
+										me, tc.n, m, w, i, p, idx[i*k+p], dist[i*k+p], oi[i][p], od[i][p])
+									return
+								}
+							}
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range ms {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+}
+
+func TestIndexErrors(t *testing.T) {
+	ctx := context.Background()
+	train := []float64{0, 0, 1, 0, 0, 1}
+	ix, err := NewIndex(ctx, train, 3, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, dist := make([]int32, 2), make([]float64, 2)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"short dst", ix.QueryTo(ctx, idx[:1], dist, []float64{0, 0}, 1, 2, 1), "len(idx)=1"},
+		{"k too large", ix.QueryTo(ctx, idx, dist, []float64{0, 0}, 1, 4, 1), "k=4 out of range"},
+		{"bad q length", ix.QueryTo(ctx, idx, dist, []float64{0}, 1, 2, 1), "len(q)=1"},
+		{"NaN query", ix.QueryTo(ctx, idx, dist, []float64{math.NaN(), 0}, 1, 2, 1), "non-finite"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to mention %q", tc.name, tc.err, tc.want)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := NewIndex(cctx, train, 3, 2, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled NewIndex: %v", err)
+	}
+	if _, err := NewIndex(ctx, []float64{0, math.Inf(1)}, 1, 2, Options{}); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("Inf training point: %v", err)
+	}
+}

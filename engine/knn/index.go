@@ -1,0 +1,121 @@
+package knn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"glle/parallel"
+)
+
+// Index answers k-nearest-neighbour queries against a fixed training set. It builds its
+// search structure once (the k-d tree) so that many small queries do not each pay for it;
+// Query is NewIndex followed by one QueryTo. An Index is safe for concurrent queries.
+type Index struct {
+	n, d   int
+	method Method
+	// train is the caller's training set, read by every brute-force query (not copied);
+	// the k-d tree keeps its own permuted copy.
+	train []float64
+
+	mu      sync.Mutex // guards tree
+	tree    *kdTree
+	workers int // build workers of the tree
+}
+
+// NewIndex validates the training set train (n x d, row-major) and prepares queries against
+// it: for the k-d tree (opts.Method, Auto for d <= AutoMaxKDTreeDim) it builds the tree now,
+// for brute force it keeps train, which must then not be modified while the Index is used.
+// It returns an error for d < 1, n < 1, len(train) != n*d, n > math.MaxInt32 or a NaN/Inf in
+// train, and ctx.Err() if ctx is cancelled while the tree is built.
+func NewIndex(ctx context.Context, train []float64, n, d int, opts Options) (*Index, error) {
+	if err := checkShape("train", train, n, d); err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("knn: need at least 1 training point, got n=%d", n)
+	}
+	method, err := opts.method(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFinite("train", train, n, d); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ix := &Index{n: n, d: d, method: method, train: train, workers: parallel.Workers(opts.Workers)}
+	if method == KDTree {
+		if _, err := ix.kdTree(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return ix, nil
+}
+
+// N and D are the shape of the training set.
+func (ix *Index) N() int { return ix.n }
+
+// D is the dimension of the training points.
+func (ix *Index) D() int { return ix.d }
+
+// kdTree returns the index's tree, building it on first use (brute-force indexes need it
+// only when the GEMM bound is unusable). A failed (cancelled) build is not kept.
+func (ix *Index) kdTree(ctx context.Context) (*kdTree, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.tree == nil {
+		t, err := buildTree(ctx, ix.train, ix.n, ix.d, ix.workers)
+		if err != nil {
+			return nil, err
+		}
+		ix.tree = t
+	}
+	return ix.tree, nil
+}
+
+// QueryTo writes the k nearest training rows of each of the m query rows of q (m x d,
+// row-major) into idx and dist (m*k each, row i at [i*k, (i+1)*k)), with the same distance,
+// ordering and tie rules as Graph but no self exclusion: a query equal to a training row has
+// that row as a neighbour at distance 0. workers <= 0 means runtime.GOMAXPROCS(0); the result
+// does not depend on it. It returns an error for k < 1, k > N, m < 0, mismatched slice
+// lengths or a NaN/Inf in q, and ctx.Err() if ctx is cancelled (idx and dist are then
+// partly written).
+func (ix *Index) QueryTo(ctx context.Context, idx []int32, dist []float64, q []float64, m, k, workers int) error {
+	d := ix.d
+	if m < 0 {
+		return fmt.Errorf("knn: negative query count m=%d", m)
+	}
+	if len(q) != m*d {
+		return fmt.Errorf("knn: len(q)=%d, want m*d=%d*%d=%d", len(q), m, d, m*d)
+	}
+	if k < 1 || k > ix.n {
+		return fmt.Errorf("knn: k=%d out of range [1, n=%d]", k, ix.n)
+	}
+	if len(idx) != m*k || len(dist) != m*k {
+		return fmt.Errorf("knn: len(idx)=%d, len(dist)=%d, want m*k=%d*%d=%d", len(idx), len(dist), m, k, m*k)
+	}
+	if err := checkFinite("q", q, m, d); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m == 0 {
+		return nil
+	}
+	w := parallel.Workers(workers)
+	if ix.method == Brute {
+		err := bruteSearch(ctx, ix.train, ix.n, d, q, m, k, false, w, idx, dist)
+		if !errors.Is(err, errUseTree) {
+			return err
+		}
+	}
+	t, err := ix.kdTree(ctx)
+	if err != nil {
+		return err
+	}
+	return t.query(ctx, q, m, k, w, idx, dist)
+}
