@@ -19,7 +19,8 @@ type Model struct {
 	// N and D are the shape of the training data.
 	N, D int
 	// X is the training data (N x D), kept for Transform; the caller's matrix is copied.
-	// Do not modify its values: the transforms' search index is built from them once.
+	// Treat it as read-only: the transforms use the training points as fitted (they read
+	// this matrix's storage, or a rescaled copy of it, and build their search index once).
 	X *mat.Dense
 	// Neighbors holds the k nearest neighbours of every point (N*K, 0-based, row i at
 	// [i*K, (i+1)*K), sorted by distance, self excluded).

@@ -229,8 +229,12 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 			into = raw.Data[:np]
 		}
 	}
-	if into != nil && &into[0] == &m.Embedding.RawMatrix().Data[0] {
-		return nil, inputErr("GenerateTo: dst is the model's base embedding, which the generation needs: pass another matrix")
+	written := into // the memory the result goes to: into, or dst's own when copied in
+	if into == nil {
+		written = raw.Data
+	}
+	if overlaps(written, m.Embedding.RawMatrix().Data) {
+		return nil, inputErr("GenerateTo: dst shares memory with the model's base embedding, which the generation needs: pass another matrix")
 	}
 	m.st.genMu.Lock()
 	defer m.st.genMu.Unlock()

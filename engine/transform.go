@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -21,8 +22,9 @@ import (
 // this is not exact: every copy gets the embedding of the lowest-index copy, which the other
 // copies' embeddings equal only to the eigensolver's accuracy.
 //
-// The first transform of a model builds a search tree over the training points; later calls
-// reuse it, so small batches cost little more than their own points.
+// The first transform of a model builds a search tree over the training points (for D <= 16;
+// above, every new point is compared with every training point by blocked brute force); later
+// calls reuse it, so small batches cost little more than their own points.
 func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, error) {
 	dst := &mat.Dense{}
 	if err := m.TransformTo(ctx, dst, Xnew); err != nil {
@@ -51,7 +53,7 @@ func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 	if err != nil {
 		return err
 	}
-	defer m.st.tfBufs.Put(buf)
+	defer m.putTransformBuf(buf)
 	idx, dist, out := buf.idx, buf.dist, buf.out
 	y := m.Embedding.RawMatrix().Data
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
@@ -90,8 +92,9 @@ type transformBuf struct {
 }
 
 // queryTrain returns scratch holding the K nearest training points of the q new points xq
-// (internal units) and a zeroed q x Dim output; the caller puts it back into m.st.tfBufs.
-// The training points' index is built on the first call.
+// (internal units) and a zeroed q x Dim output; the caller hands it back to putTransformBuf.
+// The training points' index is built on the first call (concurrent first calls wait for
+// that one build).
 func (m *Model) queryTrain(ctx context.Context, xq []float64, q int) (*transformBuf, error) {
 	m.st.tfMu.Lock()
 	ix := m.st.tfIndex
@@ -115,28 +118,56 @@ func (m *Model) queryTrain(ctx context.Context, xq []float64, q int) (*transform
 	buf.out = slices.Grow(buf.out[:0], q*p)[:q*p]
 	clear(buf.out)
 	if err := ix.QueryTo(ctx, buf.idx, buf.dist, xq, q, k, m.st.workers); err != nil {
-		m.st.tfBufs.Put(buf)
+		m.putTransformBuf(buf)
 		return nil, err
 	}
 	return buf, nil
 }
 
+// maxPooledTransform is the largest transform scratch (entries of idx) kept for reuse: the
+// scratch of a larger batch is left to the garbage collector, so that one big transform does
+// not pin its buffers (about 130 bytes per point at K = 10) through later small ones.
+const maxPooledTransform = 1 << 16
+
+// putTransformBuf returns buf to the model's pool unless it is larger than maxPooledTransform.
+func (m *Model) putTransformBuf(buf *transformBuf) {
+	if cap(buf.idx) <= maxPooledTransform {
+		m.st.tfBufs.Put(buf)
+	}
+}
+
 // checkTransformDst checks the destination of an out-of-sample transform of q points: empty
-// or q x Dim, and not the model's Embedding (which the transform reads and must not alter).
+// or q x Dim, and not sharing memory with the model's Embedding (which the transform reads and
+// must not alter), also through a view or the capacity a Reset kept.
 func (m *Model) checkTransformDst(fn string, dst *mat.Dense, q int) error {
 	if dst == nil {
 		return inputErr("%s: dst is nil: pass an empty *mat.Dense or a %d x %d one", fn, q, m.Dim)
 	}
+	raw := dst.RawMatrix()
+	written := raw.Data // the memory commitRows writes
 	if dst.IsEmpty() {
-		return nil
-	}
-	if r, c := dst.Dims(); r != q || c != m.Dim {
+		written = nil // ReuseAs allocates when the capacity is short
+		if cap(raw.Data) >= q*m.Dim {
+			written = raw.Data[:q*m.Dim]
+		}
+	} else if r, c := dst.Dims(); r != q || c != m.Dim {
 		return inputErr("%s: dst is %d x %d but the new points' embedding is %d x %d: pass an empty *mat.Dense or a %d x %d one", fn, r, c, q, m.Dim, q, m.Dim)
 	}
-	if &dst.RawMatrix().Data[0] == &m.Embedding.RawMatrix().Data[0] {
-		return inputErr("%s: dst is the model's base embedding, which the transform reads: pass another matrix", fn)
+	if overlaps(written, m.Embedding.RawMatrix().Data) {
+		return inputErr("%s: dst shares memory with the model's base embedding, which the transform reads: pass another matrix", fn)
 	}
 	return nil
+}
+
+// overlaps reports whether the elements of a and b share memory (any element of one lies
+// between the first and the last element of the other).
+func overlaps(a, b []float64) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, a1 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&a[len(a)-1]))
+	b0, b1 := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&b[len(b)-1]))
+	return a0 <= b1 && b0 <= a1
 }
 
 // commitRows copies the row-major q x p result out into dst (empty: reshaped in place,

@@ -98,7 +98,7 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	if err != nil {
 		return err
 	}
-	defer m.st.tfBufs.Put(buf)
+	defer m.putTransformBuf(buf)
 	idx, dist, out := buf.idx, buf.dist, buf.out
 	var sx2, sy2 float64
 	if m.Method == Direct {

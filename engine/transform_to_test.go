@@ -217,15 +217,44 @@ func TestTransformToErrors(t *testing.T) {
 	}{
 		"shape":          {m.TransformTo(ctx, mat.NewDense(3, 2, nil), Q), "dst is 3 x 2 but the new points' embedding is 4 x 2"},
 		"nil":            {m.TransformTo(ctx, nil, Q), "dst is nil"},
-		"embedding":      {m.TransformTo(ctx, m.Embedding, X), "dst is the model's base embedding"},
+		"embedding":      {m.TransformTo(ctx, m.Embedding, X), "dst shares memory with the model's base embedding"},
 		"sample shape":   {m.TransformSampleTo(ctx, mat.NewDense(4, 3, nil), Q, nil, 1, 0, 1), "dst is 4 x 3"},
-		"sample base":    {m.TransformSampleTo(ctx, m.Embedding, X, nil, 1, 0, 1), "dst is the model's base embedding"},
+		"sample base":    {m.TransformSampleTo(ctx, m.Embedding, X, nil, 1, 0, 1), "dst shares memory with the model's base embedding"},
 		"new point NaN":  {m.TransformTo(ctx, mat.NewDense(2, 2, nil), mat.NewDense(2, 3, []float64{0, 1, 2, 3, math.NaN(), 5})), "non-finite"},
 		"sample columns": {m.TransformSampleTo(ctx, mat.NewDense(2, 2, nil), mat.NewDense(2, 2, nil), nil, 1, 0, 1), "columns"},
 	} {
 		if !errors.As(c.err, &ie) || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("%s: %v, want an InputError containing %q", name, c.err, c.want)
 		}
+	}
+
+	// Views of the embedding that do not start at its first element, and an emptied view
+	// whose kept capacity lies inside it, are refused too; the embedding stays as it was.
+	base := mat.DenseCopyOf(m.Embedding)
+	offset := m.Embedding.Slice(5, 9, 0, 2).(*mat.Dense)
+	emptied := m.Embedding.Slice(7, 20, 0, 2).(*mat.Dense)
+	emptied.Reset()
+	for name, dst := range map[string]*mat.Dense{"offset view": offset, "emptied view": emptied} {
+		if err := m.TransformTo(ctx, dst, Q); !errors.As(err, &ie) || !strings.Contains(err.Error(), "shares memory") {
+			t.Errorf("TransformTo into an %s of the embedding: %v, want an InputError", name, err)
+		}
+		if err := m.TransformSampleTo(ctx, dst, Q, nil, 1, 0, 1); !errors.As(err, &ie) || !strings.Contains(err.Error(), "shares memory") {
+			t.Errorf("TransformSampleTo into an %s of the embedding: %v, want an InputError", name, err)
+		}
+	}
+	if !mat.Equal(base, m.Embedding) {
+		t.Fatal("a transform wrote into the model's embedding")
+	}
+	// A matrix next to the embedding in memory is not mistaken for it.
+	whole := mat.NewDense(m.N+4, 2, nil)
+	m2, err := engine.Restore(ctx, m.Saved(), 0, engine.SolverAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole.Slice(0, m.N, 0, 2).(*mat.Dense).Copy(m.Embedding)
+	m2.Embedding = mat.NewDense(m.N, 2, whole.RawMatrix().Data[:m.N*2])
+	if err := m2.TransformTo(ctx, mat.NewDense(4, 2, whole.RawMatrix().Data[m.N*2:]), Q); err != nil {
+		t.Errorf("TransformTo into the memory right after the embedding: %v", err)
 	}
 
 	// Failures after validation leave dst untouched: a cancelled context, and a new point

@@ -27,8 +27,8 @@ type Index struct {
 // NewIndex validates the training set train (n x d, row-major) and prepares queries against
 // it: for the k-d tree (opts.Method, Auto for d <= AutoMaxKDTreeDim) it builds the tree now,
 // for brute force it keeps train, which must then not be modified while the Index is used.
-// It returns an error for d < 1, n < 1, len(train) != n*d, n > math.MaxInt32 or a NaN/Inf in
-// train, and ctx.Err() if ctx is cancelled while the tree is built.
+// It returns an error for d < 1, n < 1, len(train) != n*d, n > math.MaxInt32, an unknown
+// opts.Method or a NaN/Inf in train, and ctx.Err() if ctx is cancelled while the tree is built.
 func NewIndex(ctx context.Context, train []float64, n, d int, opts Options) (*Index, error) {
 	if err := checkShape("train", train, n, d); err != nil {
 		return nil, err
