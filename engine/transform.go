@@ -35,8 +35,8 @@ func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, err
 
 // TransformTo is Transform writing the embedding of the new points into dst, which must be
 // empty (it then becomes rows(Xnew) x Dim, in the capacity a Reset kept if large enough) or
-// rows(Xnew) x Dim, and must not be the model's Embedding. dst is left unchanged when
-// TransformTo returns an error.
+// rows(Xnew) x Dim, and must not share memory with the model's Embedding. dst is left
+// unchanged when TransformTo returns an error.
 func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 	if err := m.usable(); err != nil {
 		return err

@@ -57,8 +57,8 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 
 // TransformSampleTo is TransformSampleOnto writing the embedding of the new points into dst,
 // which must be empty (it then becomes rows(Xnew) x Dim, in the capacity a Reset kept if
-// large enough) or rows(Xnew) x Dim, and must not be the model's Embedding. dst is left
-// unchanged when TransformSampleTo returns an error, so dst may also be Ytrain.
+// large enough) or rows(Xnew) x Dim, and must not share memory with the model's Embedding.
+// dst is left unchanged when TransformSampleTo returns an error, and may be Ytrain itself.
 func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.Dense, seed uint64, generation int, a float64) error {
 	if err := m.usable(); err != nil {
 		return err

@@ -46,7 +46,12 @@ func NewIndex(ctx context.Context, train []float64, n, d int, opts Options) (*In
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ix := &Index{n: n, d: d, method: method, train: train, workers: parallel.Workers(opts.Workers)}
+	return newIndex(ctx, train, n, d, method, opts.Workers)
+}
+
+// newIndex is NewIndex after validation (shape, method and finiteness of train checked).
+func newIndex(ctx context.Context, train []float64, n, d int, method Method, workers int) (*Index, error) {
+	ix := &Index{n: n, d: d, method: method, train: train, workers: parallel.Workers(workers)}
 	if method == KDTree {
 		if _, err := ix.kdTree(ctx); err != nil {
 			return nil, err

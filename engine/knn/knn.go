@@ -127,7 +127,8 @@ func Query(ctx context.Context, train []float64, n, d int, q []float64, m, k int
 	if k < 1 || k > n {
 		return nil, nil, fmt.Errorf("knn: k=%d out of range [1, n=%d]", k, n)
 	}
-	if _, err := opts.method(d); err != nil {
+	method, err := opts.method(d)
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkFinite("train", train, n, d); err != nil {
@@ -142,7 +143,7 @@ func Query(ctx context.Context, train []float64, n, d int, q []float64, m, k int
 	if m == 0 {
 		return []int32{}, []float64{}, nil
 	}
-	ix, err := NewIndex(ctx, train, n, d, opts)
+	ix, err := newIndex(ctx, train, n, d, method, opts.Workers)
 	if err != nil {
 		return nil, nil, err
 	}
