@@ -36,8 +36,77 @@ type bruteWork struct {
 	h     topK
 }
 
+// bruteTrain is the training side of the blocked brute force, computed once per training set
+// (n x d, row-major): the mean, the mean-centred rows, their squared norms and the norms'
+// error bounds. An Index keeps it, so its queries skip the O(n d) pass and its memory.
+type bruteTrain struct {
+	train    []float64 // the original rows, for the exact re-ranking
+	n, d     int
+	mu       []float64 // mean of the rows, summed in row order
+	tc, tn   []float64 // centred rows (n x d) and their squared norms
+	tlo, thi []float64 // tn minus and plus its error bound
+	maxN     float64   // largest of tn
+}
+
+// bruteRel and bruteAbs are the relative and absolute error bounds (c and tiny above) of a
+// squared norm and of a GEMM distance in dimension d.
+func bruteRel(d int) float64 { return float64(8*d+32) * 0x1p-52 }
+func bruteAbs(d int) float64 { return float64(8*d+32) * 0x1p-1022 }
+
+// centre returns the rows of x (rows x d) minus mu and their squared norms.
+func centre(x []float64, rows, d int, mu []float64) (c, nrm []float64) {
+	c = make([]float64, rows*d)
+	nrm = make([]float64, rows)
+	for i := 0; i < rows; i++ {
+		s := 0.0
+		for j, v := range x[i*d : i*d+d] {
+			t := v - mu[j]
+			c[i*d+j] = t
+			s += float64(t * t)
+		}
+		nrm[i] = s
+	}
+	return c, nrm
+}
+
+// normBounds returns nrm minus and plus its error bound.
+func normBounds(nrm []float64, d int) (lo, hi []float64) {
+	rel, abs := bruteRel(d), bruteAbs(d)
+	lo = make([]float64, len(nrm))
+	hi = make([]float64, len(nrm))
+	for i, v := range nrm {
+		lo[i] = v - rel*v - abs
+		hi[i] = v + rel*v + abs
+	}
+	return lo, hi
+}
+
+func newBruteTrain(train []float64, n, d int) *bruteTrain {
+	bt := &bruteTrain{train: train, n: n, d: d, mu: make([]float64, d)}
+	for i := 0; i < n; i++ {
+		for j, v := range train[i*d : i*d+d] {
+			bt.mu[j] += v
+		}
+	}
+	for j := range bt.mu {
+		bt.mu[j] /= float64(n)
+	}
+	bt.tc, bt.tn = centre(train, n, d, bt.mu)
+	for _, v := range bt.tn {
+		bt.maxN = math.Max(bt.maxN, v)
+	}
+	bt.tlo, bt.thi = normBounds(bt.tn, d)
+	return bt
+}
+
 // bruteSearch finds, for each of the m rows of q, the k nearest rows of train (n x d). With
 // self set, q is train and row i never reports itself.
+func bruteSearch(ctx context.Context, train []float64, n, d int, q []float64, m, k int, self bool, workers int, outIdx []int32, outDist []float64) error {
+	return newBruteTrain(train, n, d).search(ctx, q, m, k, self, workers, outIdx, outDist)
+}
+
+// search finds, for each of the m rows of q, the k nearest training rows. With self set, q is
+// the training set and row i never reports itself.
 //
 // Distance blocks come from GEMM as ||a||^2 + ||b||^2 - 2 a.b on mean-centred copies. That
 // value differs from the direct sum of squared differences (sqDist) by at most
@@ -48,61 +117,21 @@ type bruteWork struct {
 // row that can rank in the top k, including all ties. The candidates are then re-ranked with
 // sqDist on the original data under the (distance, index) order, so the result is exact and
 // identical to the k-d tree's and to a linear scan's.
-func bruteSearch(ctx context.Context, train []float64, n, d int, q []float64, m, k int, self bool, workers int, outIdx []int32, outDist []float64) error {
-	// Mean of the training rows, summed in row order.
-	mu := make([]float64, d)
-	for i := 0; i < n; i++ {
-		for j, v := range train[i*d : i*d+d] {
-			mu[j] += v
-		}
-	}
-	for j := range mu {
-		mu[j] /= float64(n)
-	}
-	center := func(x []float64, rows int) ([]float64, []float64) {
-		c := make([]float64, rows*d)
-		nrm := make([]float64, rows)
-		for i := 0; i < rows; i++ {
-			s := 0.0
-			for j, v := range x[i*d : i*d+d] {
-				t := v - mu[j]
-				c[i*d+j] = t
-				s += float64(t * t)
-			}
-			nrm[i] = s
-		}
-		return c, nrm
-	}
-	tc, tn := center(train, n)
-	qc, qn := tc, tn
+func (bt *bruteTrain) search(ctx context.Context, q []float64, m, k int, self bool, workers int, outIdx []int32, outDist []float64) error {
+	train, n, d := bt.train, bt.n, bt.d
+	tc, tlo, thi := bt.tc, bt.tlo, bt.thi
+	qc, qlo, qhi := tc, tlo, thi
+	maxN := bt.maxN
 	if !self {
-		qc, qn = center(q, m)
-	}
-	maxN := 0.0
-	for _, v := range tn {
-		maxN = math.Max(maxN, v)
-	}
-	for _, v := range qn {
-		maxN = math.Max(maxN, v)
+		var qn []float64
+		qc, qn = centre(q, m, d, bt.mu)
+		for _, v := range qn {
+			maxN = math.Max(maxN, v)
+		}
+		qlo, qhi = normBounds(qn, d)
 	}
 	if !(maxN < 1e290) {
 		return errUseTree
-	}
-	rel := float64(8*d+32) * 0x1p-52
-	abs := float64(8*d+32) * 0x1p-1022
-	bounds := func(nrm []float64) (lo, hi []float64) {
-		lo = make([]float64, len(nrm))
-		hi = make([]float64, len(nrm))
-		for i, v := range nrm {
-			lo[i] = v - rel*v - abs
-			hi[i] = v + rel*v + abs
-		}
-		return lo, hi
-	}
-	tlo, thi := bounds(tn)
-	qlo, qhi := tlo, thi
-	if !self {
-		qlo, qhi = bounds(qn)
 	}
 
 	bl := kernels.Current().BLAS()
@@ -112,11 +141,12 @@ func bruteSearch(ctx context.Context, train []float64, n, d int, q []float64, m,
 		base := 2*k + 64
 		wk := ws[w]
 		if wk == nil {
+			br := min(bruteRows, m) // a small batch needs no full-height block
 			wk = &bruteWork{
-				c:     make([]float64, bruteRows*bruteCols),
-				ub:    make([]float64, bruteRows*k),
-				cands: make([][]cand, bruteRows),
-				limit: make([]int, bruteRows),
+				c:     make([]float64, br*min(bruteCols, n)),
+				ub:    make([]float64, br*k),
+				cands: make([][]cand, br),
+				limit: make([]int, br),
 				h:     newTopK(k),
 			}
 			// Each row's candidate list starts at the capacity of its first pruning limit, so

@@ -9,15 +9,18 @@ import (
 	"glle/parallel"
 )
 
-// Index answers k-nearest-neighbour queries against a fixed training set. It builds its
-// search structure once (the k-d tree) so that many small queries do not each pay for it;
-// Query is NewIndex followed by one QueryTo. An Index is safe for concurrent queries.
+// Index answers k-nearest-neighbour queries against a fixed training set. It prepares its
+// search structure once so that many small queries do not each pay for it: the k-d tree
+// (a permuted copy of the points), or for brute force the mean-centred copy of the points and
+// their norms (8(n d + 3 n) bytes). Query is NewIndex followed by one QueryTo. An Index is
+// safe for concurrent queries.
 type Index struct {
 	n, d   int
 	method Method
-	// train is the caller's training set, read by every brute-force query (not copied);
-	// the k-d tree keeps its own permuted copy.
+	// train is the caller's training set (not copied): brute force re-ranks its candidates
+	// on it, and the tree is built from it.
 	train []float64
+	bt    *bruteTrain // brute force: the training side of the GEMM bound
 
 	mu      sync.Mutex // guards tree
 	tree    *kdTree
@@ -26,7 +29,8 @@ type Index struct {
 
 // NewIndex validates the training set train (n x d, row-major) and prepares queries against
 // it: for the k-d tree (opts.Method, Auto for d <= AutoMaxKDTreeDim) it builds the tree now,
-// for brute force it keeps train, which must then not be modified while the Index is used.
+// for brute force it centres a copy of train and keeps train itself for the exact
+// re-ranking, so train must not be modified while the Index is used.
 // It returns an error for d < 1, n < 1, len(train) != n*d, n > math.MaxInt32, an unknown
 // opts.Method or a NaN/Inf in train, and ctx.Err() if ctx is cancelled while the tree is built.
 func NewIndex(ctx context.Context, train []float64, n, d int, opts Options) (*Index, error) {
@@ -52,6 +56,9 @@ func NewIndex(ctx context.Context, train []float64, n, d int, opts Options) (*In
 // newIndex is NewIndex after validation (shape, method and finiteness of train checked).
 func newIndex(ctx context.Context, train []float64, n, d int, method Method, workers int) (*Index, error) {
 	ix := &Index{n: n, d: d, method: method, train: train, workers: parallel.Workers(workers)}
+	if method == Brute {
+		ix.bt = newBruteTrain(train, n, d)
+	}
 	if method == KDTree {
 		if _, err := ix.kdTree(ctx); err != nil {
 			return nil, err
@@ -113,7 +120,7 @@ func (ix *Index) QueryTo(ctx context.Context, idx []int32, dist []float64, q []f
 	}
 	w := parallel.Workers(workers)
 	if ix.method == Brute {
-		err := bruteSearch(ctx, ix.train, ix.n, d, q, m, k, false, w, idx, dist)
+		err := ix.bt.search(ctx, q, m, k, false, w, idx, dist)
 		if !errors.Is(err, errUseTree) {
 			return err
 		}

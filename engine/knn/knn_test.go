@@ -571,3 +571,38 @@ func TestIndexErrors(t *testing.T) {
 		t.Errorf("Inf training point: %v", err)
 	}
 }
+
+// TestIndexHugeNorms: where the GEMM bound of a brute-force Index is unusable (squared norms
+// above 1e290, from the training points or only from the queries; at scale 1e146 they are
+// about 2e293 while the distances stay finite), its queries fall back to the k-d tree, built
+// on first need, and stay exact.
+func TestIndexHugeNorms(t *testing.T) {
+	ctx := context.Background()
+	const n, m, d, k = 300, 40, 20, 7
+	for _, tc := range []struct {
+		name                 string
+		trainScale, qryScale float64
+	}{{"huge training set", 1e146, 1e146}, {"huge queries only", 1, 1e146}} {
+		rng := rand.New(rand.NewPCG(21, 22))
+		train := randData(rng, n, d)
+		q := randData(rng, m, d)
+		for i := range train {
+			train[i] *= tc.trainScale
+		}
+		for i := range q {
+			q[i] *= tc.qryScale
+		}
+		ix, err := NewIndex(ctx, train, n, d, Options{Method: Brute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, dist := make([]int32, m*k), make([]float64, m*k)
+		for rep := 0; rep < 2; rep++ { // the second query reuses the tree
+			if err := ix.QueryTo(ctx, idx, dist, q, m, k, 2); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			oi, od := oracleTop(train, n, d, q, m, false, k)
+			checkAgainst(t, tc.name, k, idx, dist, oi, od)
+		}
+	}
+}
