@@ -48,7 +48,7 @@ type bruteTrain struct {
 	maxN     float64   // largest of tn
 }
 
-// bruteRel and bruteAbs are the relative and absolute error bounds (c and tiny above) of a
+// bruteRel and bruteAbs are the relative and absolute error bounds (c and tiny in search) of a
 // squared norm and of a GEMM distance in dimension d.
 func bruteRel(d int) float64 { return float64(8*d+32) * 0x1p-52 }
 func bruteAbs(d int) float64 { return float64(8*d+32) * 0x1p-1022 }
