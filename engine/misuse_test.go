@@ -129,9 +129,12 @@ func TestModelMisuse(t *testing.T) {
 		t.Error("an unknown method reports itself generative")
 	}
 
-	// A training embedding with a NaN.
+	// A training embedding with NaNs (in every row, so in the rows the new points use: rows
+	// no neighbour reads are not checked, TestTransformSampleYtrainRows).
 	Y := mat.DenseCopyOf(m.Embedding)
-	Y.Set(4, 1, math.NaN())
+	for i := 0; i < m.N; i++ {
+		Y.Set(i, 1, math.NaN())
+	}
 	_, err = m.TransformSampleOnto(ctx, Q, Y, 1, 0, 1)
 	wantInputError(t, "NaN training embedding", err, "non-finite")
 }

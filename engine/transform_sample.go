@@ -22,7 +22,9 @@ func (m *Model) TransformSample(ctx context.Context, Xnew *mat.Dense, seed uint6
 // model's weight family, y = sum_j w_j y_j over the K nearest training points, where y_j are
 // the rows of Ytrain (N x Dim): the embedding of the training points in the same generation
 // (the Y that Generate(ctx, seed, generation, a) returns), or the base embedding when Ytrain
-// is nil. A new point at distance 0 from a training point gets that point's row of Ytrain,
+// is nil. Ytrain may be a strided view; only the rows of the new points' neighbours are read
+// (a call costs O(rows(Xnew) K), not O(N)), and a non-finite value in one of them is an
+// *InputError. A new point at distance 0 from a training point gets that point's row of Ytrain,
 // as Transform does. With a = 0 the draw is the mean, so TransformSampleOnto(X, nil, ., ., 0)
 // equals Transform(X).
 //
@@ -77,9 +79,6 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 		if r, c := Ytrain.Dims(); r != m.N || c != m.Dim {
 			return inputErr("the training embedding is %dx%d, want N x Dim = %dx%d", r, c, m.N, m.Dim)
 		}
-		if i, j, v, bad := firstNonFinite(Ytrain); bad {
-			return inputErr("the training embedding has a non-finite value (%v) at row %d, column %d: pass the embedding Generate returned", v, i, j)
-		}
 		ytr = Ytrain
 	}
 	xq, q, err := m.newPoints(Xnew)
@@ -90,10 +89,10 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 		return err
 	}
 	k, p, d := m.K, m.Dim, m.D
-	yt := ytr.RawMatrix().Data // read in place when contiguous (usable checks the Embedding)
-	if ytr.RawMatrix().Stride != p {
-		yt = mat.DenseCopyOf(ytr).RawMatrix().Data
-	}
+	// Ytrain is read in place, with its stride, and only in the rows the new points'
+	// neighbours use: a call costs O(q k) however large N is.
+	yraw := ytr.RawMatrix()
+	yt, ys := yraw.Data, yraw.Stride
 	buf, err := m.queryTrain(ctx, xq, q)
 	if err != nil {
 		return err
@@ -108,9 +107,10 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	// the worker index, so the error's example is the lowest row for every worker count.
 	part := make([]int, parallel.Workers(m.st.workers))
 	first := make([]int, len(part))
+	badY := make([]int, len(part)) // per worker, the lowest row of Ytrain read that is not finite
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
-		first[w] = -1
+		first[w], badY[w] = -1, -1
 		for i := lo; i < hi; i++ {
 			if (i-lo)&1023 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -119,8 +119,15 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			}
 			nbr := idx[i*k : (i+1)*k]
 			yo := out[i*p : (i+1)*p]
+			if Ytrain != nil {
+				for _, nb := range nbr {
+					if r := int(nb); !finiteRow(yt[r*ys:r*ys+p]) && (badY[w] < 0 || r < badY[w]) {
+						badY[w] = r
+					}
+				}
+			}
 			if dist[i*k] == 0 {
-				copy(yo, yt[int(nbr[0])*p:int(nbr[0])*p+p])
+				copy(yo, yt[int(nbr[0])*ys:int(nbr[0])*ys+p])
 				continue
 			}
 			st := kernels.NewStream(seed, generation, m.N+i)
@@ -133,7 +140,7 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			}
 			for j, nb := range nbr {
 				for c := 0; c < p; c++ {
-					yo[c] += s.w[j] * yt[int(nb)*p+c]
+					yo[c] += s.w[j] * yt[int(nb)*ys+c]
 				}
 			}
 		}
@@ -141,6 +148,13 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	})
 	if err != nil {
 		return err
+	}
+	if r := minRow(badY); r >= 0 {
+		for c := 0; c < p; c++ {
+			if v := yt[r*ys+c]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return inputErr("the training embedding has a non-finite value (%v) at row %d, column %d, a neighbour of the new points: pass the embedding Generate returned", v, r, c)
+			}
+		}
 	}
 	nb, ex := 0, -1
 	for w, c := range part {
@@ -293,4 +307,25 @@ func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr 
 		}
 	}
 	return true
+}
+
+// finiteRow reports whether every entry of y is finite.
+func finiteRow(y []float64) bool {
+	for _, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// minRow returns the smallest non-negative entry of rows, or -1 when there is none.
+func minRow(rows []int) int {
+	m := -1
+	for _, r := range rows {
+		if r >= 0 && (m < 0 || r < m) {
+			m = r
+		}
+	}
+	return m
 }

@@ -302,3 +302,75 @@ func ExampleModel_TransformTo() {
 	// batch 3: 100 x 2
 	// batch 4: 100 x 2
 }
+
+// TestTransformSampleYtrainRows: TransformSampleOnto reads Ytrain in place and only in the
+// rows of the new points' neighbours. A strided view gives the same bits as a contiguous
+// copy; a NaN in a row no neighbour uses changes nothing; a NaN in a used row is an
+// *InputError naming the lowest such row, for 1 and 2 workers alike.
+func TestTransformSampleYtrainRows(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(400, 3)
+	Q, _ := bench.SwissRoll(5, 4)
+	for _, w := range []int{1, 2} {
+		m, err := engine.Fit(ctx, X, engine.Settings{Method: engine.EM, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		Yg, _, err := m.Generate(ctx, 9, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.TransformSampleOnto(ctx, Q, Yg, 9, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Yg inside a wider matrix: row stride 5.
+		wide := mat.NewDense(m.N, 5, nil)
+		wide.Slice(0, m.N, 1, 3).(*mat.Dense).Copy(Yg)
+		got, err := m.TransformSampleOnto(ctx, Q, wide.Slice(0, m.N, 1, 3).(*mat.Dense), 9, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !mat.Equal(got, want) {
+			t.Errorf("workers %d: a strided Ytrain gave other values than its contiguous copy", w)
+		}
+		// The rows the new points' neighbours use, by a linear scan.
+		used := map[int]bool{}
+		for i := 0; i < 5; i++ {
+			idx := make([]int, m.N)
+			d2 := make([]float64, m.N)
+			for j := range idx {
+				idx[j] = j
+				for c := 0; c < 3; c++ {
+					v := Q.At(i, c) - X.At(j, c)
+					d2[j] += v * v
+				}
+			}
+			slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(d2[a], d2[b]), cmp.Compare(a, b)) })
+			for _, j := range idx[:m.K] {
+				used[j] = true
+			}
+		}
+		unused, lo, hi := -1, m.N, -1
+		for j := 0; j < m.N; j++ {
+			if used[j] {
+				lo, hi = min(lo, j), max(hi, j)
+			} else if unused < 0 {
+				unused = j
+			}
+		}
+		Y := mat.DenseCopyOf(Yg)
+		Y.Set(unused, 0, math.NaN())
+		got, err = m.TransformSampleOnto(ctx, Q, Y, 9, 1, 1)
+		if err != nil || !mat.Equal(got, want) {
+			t.Errorf("workers %d: a NaN in unused row %d: err %v, equal output %v", w, unused, err, err == nil && mat.Equal(got, want))
+		}
+		Y.Set(hi, 1, math.Inf(-1))
+		Y.Set(lo, 0, math.NaN())
+		_, err = m.TransformSampleOnto(ctx, Q, Y, 9, 1, 1)
+		var ie *engine.InputError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Msg, fmt.Sprintf("at row %d, column 0", lo)) {
+			t.Errorf("workers %d: NaN in used rows %d and %d: %v, want an InputError naming row %d", w, lo, hi, err, lo)
+		}
+	}
+}
