@@ -153,3 +153,72 @@ func TestStalledShiftMovesAway(t *testing.T) {
 	}
 	_ = Y
 }
+
+// TestDenseFullFallback checks denseFull, the full eigendecomposition denseSmallest falls back
+// to when subspace iteration has not converged after 300 steps (spectra with no gap, which no
+// fit of real data produces, so no end-to-end test reaches it): on an EM fit (n = 80) its
+// eigenvalues equal the subspace iteration's, its vectors are eigenvectors, and with deflate
+// the constant direction is excluded while without it the smallest pair is (0, constant).
+func TestDenseFullFallback(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(80, 5)
+	m, err := Fit(ctx, X, Settings{Method: EM, Solver: SolverDense, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, k, w := m.N, m.K, m.Weights
+	mm := denseM(n, k, m.Neighbors, w)
+	norm := 0.0
+	for i := 0; i < n; i++ {
+		s := 0.0
+		for _, v := range mm[i*n : (i+1)*n] {
+			s += math.Abs(v)
+		}
+		norm = math.Max(norm, s)
+	}
+	for _, deflate := range []bool{true, false} {
+		nev := 3
+		_, wantVals, _, err := denseSmallest(ctx, n, k, m.Neighbors, w, nev, deflate, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, vals, er, err := denseFull(ctx, denseM(n, k, m.Neighbors, w), n, nev, deflate, norm, EigenReport{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if er.Solver != "dense-full" || len(got) != n*nev || len(vals) != nev {
+			t.Fatalf("deflate %v: solver %q, %d vector entries, %d values", deflate, er.Solver, len(got), len(vals))
+		}
+		for j := range vals {
+			// Both are backward stable to about n eps ||M|| (Dsyev) and 1e-12 ||M|| (the
+			// subspace iteration's residual tolerance): 1e-11 ||M|| bounds their difference.
+			if d := math.Abs(vals[j] - wantVals[j]); d > 1e-11*norm {
+				t.Errorf("deflate %v: eigenvalue %d: %g, subspace iteration %g", deflate, j, vals[j], wantVals[j])
+			}
+		}
+		// Dsyev's vectors are orthonormal to round-off: residual ~ n eps ||M||.
+		r := eigResidual(t, m, w, got, nev)
+		t.Logf("deflate %v: values %g, subspace %g, norm %g, residual %g", deflate, vals, wantVals, norm, r)
+		if r > 1e-12 {
+			t.Errorf("deflate %v: relative residual %g", deflate, r)
+		}
+		// The constant's share of each vector: none with deflate; all of the first without.
+		for j := 0; j < nev; j++ {
+			s, q := 0.0, 0.0
+			for i := 0; i < n; i++ {
+				s += got[i*nev+j]
+				q += got[i*nev+j] * got[i*nev+j]
+			}
+			share := s * s / (float64(n) * q)
+			switch {
+			case deflate && share > 1e-20:
+				t.Errorf("deflate: vector %d has constant share %g", j, share)
+			case !deflate && j == 0 && math.Abs(share-1) > 1e-12:
+				t.Errorf("no deflation: the smallest vector's constant share is %g, want 1", share)
+			}
+		}
+		if !deflate && math.Abs(vals[0]) > 1e-13*norm {
+			t.Errorf("no deflation: smallest eigenvalue %g, want 0 (weights sum to one)", vals[0])
+		}
+	}
+}
