@@ -121,7 +121,7 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			yo := out[i*p : (i+1)*p]
 			if Ytrain != nil {
 				for _, nb := range nbr {
-					if r := int(nb); !finiteRow(yt[r*ys:r*ys+p]) && (badY[w] < 0 || r < badY[w]) {
+					if r := int(nb); (badY[w] < 0 || r < badY[w]) && hasNonFinite(yt[r*ys:r*ys+p]) {
 						badY[w] = r
 					}
 				}
@@ -150,11 +150,8 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 		return err
 	}
 	if r := minRow(badY); r >= 0 {
-		for c := 0; c < p; c++ {
-			if v := yt[r*ys+c]; math.IsNaN(v) || math.IsInf(v, 0) {
-				return inputErr("the training embedding has a non-finite value (%v) at row %d, column %d, a neighbour of the new points: pass the embedding Generate returned", v, r, c)
-			}
-		}
+		c, _ := firstNonFiniteIn(yt[r*ys : r*ys+p])
+		return inputErr("the training embedding has a non-finite value (%v) at row %d, column %d, a neighbour of the new points: pass the embedding Generate returned", yt[r*ys+c], r, c)
 	}
 	nb, ex := 0, -1
 	for w, c := range part {
@@ -309,14 +306,10 @@ func (m *Model) drawNew(s *sampleScratch, st *kernels.Stream, xi []float64, nbr 
 	return true
 }
 
-// finiteRow reports whether every entry of y is finite.
-func finiteRow(y []float64) bool {
-	for _, v := range y {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
+// hasNonFinite reports whether y holds a NaN or an infinite value.
+func hasNonFinite(y []float64) bool {
+	_, bad := firstNonFiniteIn(y)
+	return bad
 }
 
 // minRow returns the smallest non-negative entry of rows, or -1 when there is none.
