@@ -461,11 +461,14 @@ func TestBPattern(t *testing.T) {
 		n, k    int
 		neg     float64
 		uniform bool
-	}{{12, 3, 0.2, false}, {500, 10, 0.15, false}, {6000, 7, 0, true}} {
+	}{{12, 3, 0.2, false}, {500, 10, 0.15, false}, {6000, 7, 0, true},
+		// K large against n, every row alike: all 300 rows go through rowSum (fewer than
+		// normCandMax candidates), each with about n K contributions to at most n columns.
+		{300, 120, 0, true}} {
 		rng := rand.New(rand.NewPCG(uint64(c.n), 31))
 		n, k := c.n, c.k
 		_, nb, w := knnWeights(rng, n, k, c.neg)
-		if c.uniform { // every row of M alike: NormInf's bounds cannot prune (normAll)
+		if c.uniform { // every row of M alike: NormInf's bounds cannot prune
 			for i := range w {
 				w[i] = 1 / float64(k)
 			}
