@@ -63,11 +63,11 @@ func benchFlags(c *benchConfig, r *benchRaw) *flags {
 	f.str(&c.dataset, "dataset", "swissroll", "NAME", "dataset: "+strings.Join(bench.DatasetNames(), ", "))
 	f.u64(&c.seed, "seed", 1, "seed of the dataset and the generations")
 	f.int(&c.workers, "workers", 0, "worker goroutines of each run (0: all CPUs)")
-	f.str(&c.python, "python", "", "CMD", "python interpreter of -peers (default: the first of "+strings.Join(peerPythons, ", ")+" that imports sklearn)")
+	f.str(&c.python, "python", "", "CMD", "python interpreter of -peers", "the first of "+strings.Join(peerPythons, ", ")+" that imports sklearn")
 	f.int(&c.peerMax, "peer-max", 200000, "largest size scikit-learn runs at with -peers (it needs ~410 s and 10.5 GiB at n = 1M)")
 	f.int(&c.peerRepeat, "peer-repeat", 1, "with -peers, run scikit-learn and our LLE fit this many times each, interleaved, at every size, and report the medians (1: one scikit-learn run against the sweep's own LLE run)")
 	f.int(&c.repeat, "repeat", 1, "run every (size, method) this many times, one child process after the other, and report the median run (generative methods: median generation-to-fit ratio; lle: median fit time) with every run's fit time and ratio")
-	f.str(&c.keep, "keep", "", "DIR", "keep the runs' embeddings and reports in DIR (default: a temporary folder, removed)")
+	f.str(&c.keep, "keep", "", "DIR", "keep the runs' embeddings and reports in DIR", "a temporary folder, removed")
 	return f
 }
 
@@ -87,9 +87,9 @@ func parseBench(args []string) (benchConfig, error) {
 		c.sizes = append(c.sizes, n)
 	}
 	for _, s := range strings.Split(r.methods, ",") {
-		m, err := engine.ParseMethod(strings.TrimSpace(s))
+		m, err := parseMethod(strings.TrimSpace(s))
 		if err != nil {
-			return c, badInput("use lle, em, direct, em-paper or direct-paper", "-methods: %v", err)
+			return c, err
 		}
 		c.methods = append(c.methods, m)
 	}
@@ -106,6 +106,12 @@ func parseBench(args []string) (benchConfig, error) {
 		return c, badInput("use -repeat 1 or more", "-repeat %d: need at least one run", c.repeat)
 	case set["peer-repeat"] && !c.peers:
 		return c, badInput("add -peers", "-peer-repeat applies to the scikit-learn runs of -peers")
+	case set["python"] && !c.peers:
+		return c, badInput("add -peers", "-python names the interpreter of the scikit-learn runs of -peers")
+	case set["peer-max"] && !c.peers:
+		return c, badInput("add -peers", "-peer-max applies to the scikit-learn runs of -peers")
+	case set["python"] && c.python == "":
+		return c, badInput("name an interpreter, e.g. -python python3, or drop the flag", "-python is empty")
 	}
 	if err := checkDataset(c.dataset); err != nil {
 		return c, err
@@ -209,7 +215,47 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func runBench(ctx context.Context, e env, c benchConfig) error {
+// childGrace is how long an interrupted child run (ours or scikit-learn's) has to exit after
+// its SIGINT before it is killed: ours stops at its next check and removes what it staged.
+const childGrace = 20 * time.Second
+
+// childCommand is exec.CommandContext for the sweep's child runs, except that cancelling ctx
+// interrupts the child (SIGINT) instead of killing it, so it can remove its staged files, and
+// kills it only if it has not exited childGrace later.
+func childCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = childGrace
+	return cmd
+}
+
+// missingAncestor returns the outermost folder of dir's path that does not exist yet ("" when
+// dir exists): what os.MkdirAll(dir) creates begins there.
+func missingAncestor(dir string) string {
+	top := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			return top
+		}
+		top = d
+		if p := filepath.Dir(d); p == d {
+			return top
+		}
+	}
+}
+
+// removeEmptyUpTo removes dir and its parents up to and including top while they are empty:
+// the folders a run created for outputs it never wrote.
+func removeEmptyUpTo(dir, top string) {
+	top = filepath.Clean(top)
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if os.Remove(d) != nil || d == top || filepath.Dir(d) == d {
+			return
+		}
+	}
+}
+
+func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 	if c.jsonPath != "" {
 		if err := checkWritable("json", c.jsonPath); err != nil {
 			return err
@@ -232,8 +278,29 @@ func runBench(ctx context.Context, e env, c benchConfig) error {
 			os.RemoveAll(dir)
 			stageTree(dir, false)
 		}()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return badInput("choose a writable folder", "-keep %q cannot be created (%v)", clip(dir), unwrapPath(err))
+	} else {
+		created := missingAncestor(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			if created != "" {
+				removeEmptyUpTo(dir, created)
+			}
+			return badInput("choose a writable folder", "-keep %q cannot be created (%v)", clip(dir), unwrapPath(err))
+		}
+		if created != "" {
+			defer func() {
+				if retErr != nil { // a failed or interrupted sweep leaves no empty folder behind
+					removeEmptyUpTo(dir, created)
+				}
+			}()
+		}
+	}
+	if c.peers && c.python != "" {
+		if ok, why := havePeer(ctx, c.python); !ok {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return badInput("install scikit-learn for that interpreter, or drop -python to try "+strings.Join(peerPythons, ", "), "-python %q cannot run scikit-learn (%s)", clip(c.python), why)
+		}
 	}
 	rep := benchReport{Command: "bench", Dataset: c.dataset, Seed: c.seed, GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), LoadStart: loadAvg(), Started: time.Now().UTC()}
@@ -376,7 +443,7 @@ func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m e
 	args := []string{"embed", "-dataset", c.dataset, "-n", strconv.Itoa(n), "-method", m.String(),
 		"-generations", strconv.Itoa(gens), "-seed", strconv.FormatUint(c.seed, 10),
 		"-workers", strconv.Itoa(c.workers), "-out", embedFile(dir, n, m, tag), "-json", jsonPath, "-q"}
-	cmd := exec.CommandContext(ctx, self, args...)
+	cmd := childCommand(ctx, self, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t0 := time.Now()
@@ -580,16 +647,18 @@ func havePeer(ctx context.Context, python string) (bool, string) {
 	return true, ""
 }
 
-// peerScript fits scikit-learn's LLE to argv[1] (.npy), writes the embedding to argv[2] and
-// prints {"seconds": ..., "peak_rss_bytes": ...}.
-const peerScript = `import json, resource, sys, time
+// peerScript fits scikit-learn's LLE to argv[1] (.npy), writes the embedding to argv[2] (through
+// argv[2].part, renamed when complete) and prints {"seconds": ..., "peak_rss_bytes": ...}.
+const peerScript = `import json, os, resource, sys, time
 import numpy as np
 from sklearn.manifold import LocallyLinearEmbedding
 X = np.load(sys.argv[1])
 t0 = time.perf_counter()
 Y = LocallyLinearEmbedding(n_neighbors=10, n_components=2, eigen_solver="arpack").fit_transform(X)
 sec = time.perf_counter() - t0
-np.save(sys.argv[2], Y)
+with open(sys.argv[2] + ".part", "wb") as f:
+    np.save(f, Y)
+os.replace(sys.argv[2] + ".part", sys.argv[2])
 print(json.dumps({"seconds": sec, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 `
 
@@ -617,11 +686,12 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 			p.Error = err.Error()
 			return p
 		}
-		cmd := exec.CommandContext(ctx, c.python, "-c", peerScript, xPath, yPath)
+		cmd := childCommand(ctx, c.python, "-c", peerScript, xPath, yPath)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
+			os.Remove(yPath + ".part") // the script's unfinished output, if it was stopped while writing
 			p.Error = fmt.Sprintf("%v: %s", err, oneLine(lastLines(stderr.String(), 3)))
 			return p
 		}

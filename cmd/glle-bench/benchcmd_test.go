@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestBenchSweep runs the scaling sweep at tiny sizes: every (size, method) row is in the table
@@ -230,7 +234,11 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-peer-max", "-5"},
 		{"bench", "-peer-repeat", "0"},
 		{"bench", "-repeat", "0"},
-		{"bench", "-peer-repeat", "3"}, // without -peers
+		{"bench", "-peer-repeat", "3"},  // without -peers
+		{"bench", "-python", "python3"}, // without -peers
+		{"bench", "-peer-max", "1000"},  // without -peers
+		{"bench", "-peers", "-python", ""},
+		{"bench", "-sizes", "100", "-peers", "-python", filepath.Join(dir, "missing")}, // named, cannot run
 		{"bench", "stray"},
 	} {
 		if r := runBin(t, dir, args...); r.code != exitBadInput || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
@@ -246,5 +254,41 @@ func TestBenchHelp(t *testing.T) {
 		if r.code != exitOK || !strings.Contains(r.stdout, "-sizes") || !strings.Contains(r.stdout, "-peers") {
 			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
 		}
+	}
+}
+
+// TestBenchInterrupt interrupts a sweep (SIGINT to the parent only, as kill or a job scheduler
+// sends it) while its child run has staged outputs in a -keep folder the sweep created: the
+// child is interrupted rather than killed, removes what it staged, and the parent removes the
+// folders it created, so nothing is left (before, the killed child left a hidden .npy file).
+func TestBenchInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "K", "sub")
+	cmd := exec.Command(bin, "bench", "-sizes", "3000", "-methods", "em", "-generations", "3000",
+		"-keep", keep, "-json", filepath.Join(dir, "r.json"))
+	var se strings.Builder
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	staged := false
+	for start := time.Now(); !staged && time.Since(start) < 60*time.Second; time.Sleep(10 * time.Millisecond) {
+		names, _ := filepath.Glob(filepath.Join(keep, ".glle-bench-*"))
+		staged = len(names) > 0
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if !staged {
+		t.Fatalf("no staged output appeared in the child's 60 s (exit %v)", err)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d; stderr %q", err, exitInterrupted, se.String())
+	}
+	if files := listTree(t, dir); len(files) != 0 {
+		t.Errorf("the interrupted sweep left %v", files)
 	}
 }
