@@ -176,12 +176,12 @@ func logSpread(spread []float64) []float64 {
 }
 
 // plotUncertainty draws the embedding Y coloured by log10 of the per-point spread.
-func plotUncertainty(path, title string, Y *mat.Dense, spread []float64) error {
+func plotUncertainty(ctx context.Context, path, title string, Y *mat.Dense, spread []float64) error {
 	p, err := embeddingPanel(title, Y, logSpread(spread))
 	if err != nil {
 		return err
 	}
-	return writeGrid(path, [][]*plot.Plot{{p}})
+	return writeGrid(ctx, path, [][]*plot.Plot{{p}})
 }
 
 // ---------------------------------------------------------------------------------------
@@ -351,7 +351,7 @@ func (a *genAnalysis) finish(ctx context.Context, sum *summary, out string, plot
 		path := uncertaintyPNG(out)
 		title := fmt.Sprintf("%s, %s: log10 spread over %d generations", filepath.Base(input), a.m.Method, a.acc.g)
 		a.prog.update("plot", 0, 0, false)
-		err := o.write("plot", path, func(p string) error { return plotUncertainty(p, title, a.m.Embedding, spread) })
+		err := o.write("plot", path, func(p string) error { return plotUncertainty(ctx, p, title, a.m.Embedding, spread) })
 		a.prog.update("plot", 0, 0, true)
 		if err != nil {
 			return err

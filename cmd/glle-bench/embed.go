@@ -141,7 +141,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		}
 		prog.update("plot", 0, 0, false)
 		err := out.write("plot", c.plot, func(p string) error {
-			return plotEmbedding(p, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
+			return plotEmbedding(ctx, p, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
 		})
 		prog.update("plot", 0, 0, true)
 		if err != nil {

@@ -266,7 +266,7 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 			return err
 		}
 		prog.update("plot", 0, 0, false)
-		err = out.write("out", path, func(p string) error { return writeGrid(p, grid) })
+		err = out.write("out", path, func(p string) error { return writeGrid(ctx, p, grid) })
 		prog.update("plot", 0, 0, true)
 		if err != nil {
 			return err
