@@ -24,7 +24,7 @@ func readData(flagName, path string) (*mat.Dense, error) {
 		return nil, badInput("check the path and its permissions", "-%s %q cannot be read (%v)", flagName, clip(path), unwrapPath(err))
 	} else if fi.IsDir() {
 		return nil, badInput("give a data file, not a folder", "-%s %q is a folder", flagName, clip(path))
-	} else if fi.Size() == 0 {
+	} else if fi.Mode().IsRegular() && fi.Size() == 0 { // a pipe's size is 0 before it is read
 		return nil, badInput("give a non-empty .npy or .csv file", "-%s %q is empty", flagName, clip(path))
 	}
 	X, err := dataio.ReadMatrix(path)

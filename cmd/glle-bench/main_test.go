@@ -274,6 +274,24 @@ func TestEmbedFileFormats(t *testing.T) {
 	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-method", "lle", "-out", "y_ds.npy", "-q")
 	sameFile(t, filepath.Join(dir, "y.npy"), filepath.Join(dir, "y_ds.npy"))
 
+	// A named pipe (process substitution, a stream from another program): its size is 0
+	// until read, so it must be read, not refused as empty; .csv and .npy alike.
+	for _, name := range []string{"x.csv", "x.npy"} {
+		fifo := filepath.Join(dir, "pipe"+filepath.Ext(name))
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		src := mustRead(t, dir, name)
+		go func() {
+			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				f.Write(src)
+				f.Close()
+			}
+		}()
+		mustRun(t, dir, "embed", "-in", fifo, "-method", "lle", "-out", "y_pipe.npy", "-q")
+		sameFile(t, filepath.Join(dir, "y.npy"), filepath.Join(dir, "y_pipe.npy"))
+	}
+
 	// float32, Fortran order: a valid input (values rounded to float32).
 	writeNPYFloat32Fortran(t, filepath.Join(dir, "x32.npy"), X)
 	mustRun(t, dir, "embed", "-in", "x32.npy", "-method", "em", "-dim", "1", "-out", "y32.npy", "-q")
