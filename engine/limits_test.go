@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -203,5 +204,24 @@ func TestTransformSampleDirectUnfactorable(t *testing.T) {
 		t.Logf("far point refused before the draw: %v", err)
 	default:
 		t.Errorf("far point at %g: got %v, want a DegenerateError or an InputError", far, err)
+	}
+}
+
+// TestDirectPaperSingularMessage: DirectPaper without a ridge fails with a *DegenerateError
+// whose reason fits the case: with k > d + p the rank bound, otherwise (k = 4 <= d + p = 5,
+// where the bound does not apply but the raw-coordinate Gram matrices are still numerically
+// singular on the Swiss roll) linear dependence; it said "rank <= 5 < k = 4" before.
+func TestDirectPaperSingularMessage(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(1000, 1)
+	for _, c := range []struct {
+		k         int
+		want, not string
+	}{{10, "rank <= d + p = 5 < k = 10", "linearly dependent"}, {4, "numerically linearly dependent", "< k"}} {
+		_, err := Fit(ctx, X, Settings{Method: DirectPaper, K: c.k})
+		var de *DegenerateError
+		if !errors.As(err, &de) || de.Kind != "singular-gamma" || !strings.Contains(de.Msg, c.want) || strings.Contains(de.Msg, c.not) {
+			t.Errorf("k = %d: %v, want a singular-gamma DegenerateError saying %q", c.k, err, c.want)
+		}
 	}
 }

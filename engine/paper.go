@@ -249,8 +249,12 @@ func (m *Model) fitDirectPaper(ctx context.Context, s Settings, prog func(Progre
 	}
 	m.Report.RegularizedPoints = bad
 	if bad > 0 && s.DirectRidge == 0 {
+		why := fmt.Sprintf("it has rank <= d + p = %d < k = %d", d+p, k)
+		if d+p >= k {
+			why = "its neighbours' coordinates and embeddings are numerically linearly dependent"
+		}
 		return &DegenerateError{Kind: "singular-gamma", Count: bad, Example: ex,
-			Msg: fmt.Sprintf("direct-paper: X_i^T X_i + Y_i^T Y_i is singular for %d of %d points (e.g. point %d; it has rank <= d + p = %d < k = %d): pass an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", bad, n, ex, d+p, k)}
+			Msg: fmt.Sprintf("direct-paper: X_i^T X_i + Y_i^T Y_i is singular for %d of %d points (e.g. point %d; %s): pass an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", bad, n, ex, why)}
 	}
 	m.Report.stage("direct", t0)
 	prog(Progress{Stage: "direct", Final: true})
