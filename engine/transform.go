@@ -253,7 +253,7 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 	}
 	m.st = state{workers: parallel.Workers(workers), x: xs, scaleExp: scaleExp}
 	m.st.perp = kernels.NewPerp(k)
-	m.Report = Report{Method: s.Method.String(), N: n, D: d, K: k, Dim: p, Workers: m.st.workers}
+	m.Report = Report{Method: s.Method.String(), Backend: kernels.Current().Name(), N: n, D: d, K: k, Dim: p, Workers: m.st.workers}
 	switch s.Method {
 	case EM:
 		err = m.weightPass(ctx, s, false)

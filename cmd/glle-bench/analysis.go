@@ -31,7 +31,7 @@ func (a *analysisOpts) register(f *flags, metrics bool) {
 	f.str(&a.frameName, "frame", "base", "FRAME", "basis of the generations: base (rotated/reflected onto the base embedding, orthogonal Procrustes) or eigen (the generation's eigenvectors as computed, the paper's output)")
 	f.boolean(&a.align, "align", "align every generation onto the base embedding by orthogonal Procrustes (rotation/reflection + translation) before writing it")
 	f.boolean(&a.alignScale, "align-scale", "with -align, also fit a uniform scale")
-	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (n: trace of each point's covariance over the aligned generations) and STEM_mean.npy (n x p), STEM = -out without its extension; needs -generations >= 2")
+	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (one value per point: the trace of its covariance over the aligned generations) and STEM_mean.npy (one row per point), STEM = -out without its extension; needs -generations >= 2")
 	if metrics {
 		f.boolean(&a.metrics, "metrics", "report trustworthiness/continuity at k, LLE reconstruction cost, Procrustes disparity to the base and (datasets) max |Spearman| (exact for n <= 20000, a 2000-point subsample above)")
 	}

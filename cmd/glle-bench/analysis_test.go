@@ -154,6 +154,26 @@ func TestTransformCommand(t *testing.T) {
 				t.Fatalf("%s: new point %d has spread %g", method, i, v)
 			}
 		}
+		// -base-only: the new points' draws combine the base embedding; no eigensolve, so the
+		// summary names none (it printed "Lanczos restarts mean 0.0 max 0" and
+		// "backend=default" before), and each generation stays near the LLE transform.
+		r := mustRun(t, dir, "transform", "-model", "m"+method, "-in", "new.npy", "-generations", "2", "-seed", "3", "-base-only", "-out", "o"+method+".npy")
+		if !strings.Contains(r.stderr, "drawn on the base embedding") || strings.Contains(r.stderr, "Lanczos") || strings.Contains(r.stderr, "backend=default") {
+			t.Errorf("%s: -base-only summary:\n%s", method, r.stderr)
+		}
+		o0, o1 := readM(t, filepath.Join(dir, "o"+method+"_gen000.npy")), readM(t, filepath.Join(dir, "o"+method+"_gen001.npy"))
+		if mat.Equal(o0, o1) {
+			t.Errorf("%s: -base-only generations 0 and 1 are equal", method)
+		}
+		mustRun(t, dir, "transform", "-model", "m"+method, "-in", "new.npy", "-out", "l"+method+".npy", "-q")
+		lt := readM(t, filepath.Join(dir, "l"+method+".npy"))
+		var dd mat.Dense
+		dd.Sub(o0, lt)
+		// Measured 8.2e-3 (em) and 2.5e-4 (direct) relative to the LLE transform (2026-11-28);
+		// 0.1 leaves a factor 12, and a wrong frame or scale would be O(1).
+		if rel := mat.Norm(&dd, 2) / mat.Norm(lt, 2); !(rel < 0.1) {
+			t.Errorf("%s: -base-only generation 0 is %.3g (relative) from the LLE transform", method, rel)
+		}
 		mustRun(t, dir, "transform", "-model", "m"+method, "-in", "new.npy", "-generations", "1", "-seed", "4", "-out", "c"+method+".npy", "-q")
 		if bytes.Equal(mustRead(t, dir, "a"+method+"_gen000.npy"), mustRead(t, dir, "c"+method+"_gen000.npy")) {
 			t.Errorf("%s: seeds 3 and 4 gave the same transform", method)
@@ -182,6 +202,9 @@ func TestTransformCommand(t *testing.T) {
 		bad("embed uncertainty one generation", "-uncertainty", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "1", "-uncertainty", "-out", "z.npy"),
 		bad("frame without generations", "-frame applies", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-frame", "eigen", "-out", "z.npy"),
 		bad("frame with base-only", "-base-only", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-generations", "2", "-base-only", "-frame", "eigen"),
+		bad("align with base-only", "drop -align", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-generations", "2", "-base-only", "-align"),
+		bad("transform cov-scale without generations", "-cov-scale applies", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-cov-scale", "5"),
+		bad("transform seed without generations", "-seed applies", "transform", "-model", "mem", "-in", "new.npy", "-out", "z.npy", "-seed", "3"),
 		bad("unknown frame", "unknown frame", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-frame", "tilted", "-out", "z.npy"),
 		bad("align-scale without align", "-align", "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "2", "-align-scale", "-out", "z.npy"),
 		bad("figures bad fig", "-figs", "figures", "-out", "figs", "-figs", "7"),

@@ -15,21 +15,36 @@ import (
 )
 
 // TestBenchSweep runs the scaling sweep at tiny sizes: every (size, method) row is in the table
-// and the JSON report, generations are timed for the generative methods only, and a missing
-// scikit-learn is reported in one line without failing the run.
+// and the JSON report, generations are timed for the generative methods only, and -peers
+// without -python searches the interpreters: with no python3 on PATH only /usr/bin/python3 is
+// left, and a missing scikit-learn there is reported in one line without failing the run
+// (where it has scikit-learn, its rows are checked instead).
 func TestBenchSweep(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "bench.json")
-	r := mustRun(t, dir, "bench", "-sizes", "300,600", "-methods", "lle,em,direct", "-peers",
-		"-python", filepath.Join(dir, "no-such-python"), "-json", js)
-	for _, want := range []string{"| n | method |", "| 300 | lle |", "| 600 | direct |", "scikit-learn not available", "load average"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+	cmd := exec.Command(bin, "bench", "-sizes", "300,600", "-methods", "lle,em,direct", "-peers", "-json", js)
+	cmd.Dir = dir
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "PATH=") }), "PATH="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	stdout := string(out)
+	for _, want := range []string{"| n | method |", "| 300 | lle |", "| 600 | direct |", "load average"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
 	rep := readBenchReport(t, js)
-	if len(rep.Runs) != 6 || rep.PeersNote == "" {
-		t.Fatalf("report has %d runs (want 6), peers note %q", len(rep.Runs), rep.PeersNote)
+	if len(rep.Runs) != 6 {
+		t.Fatalf("report has %d runs, want 6", len(rep.Runs))
+	}
+	if rep.PeersNote != "" {
+		if !strings.Contains(stdout, "scikit-learn not available") || len(rep.Peers) != 0 {
+			t.Errorf("peers note %q, %d peer rows; output:\n%s", rep.PeersNote, len(rep.Peers), stdout)
+		}
+	} else if len(rep.Peers) != 2 || rep.Peers[0].Error != "" || rep.Peers[1].Error != "" {
+		t.Errorf("scikit-learn found, but the peer rows are %+v", rep.Peers)
 	}
 	for _, run := range rep.Runs {
 		gen := run.Method != "lle"

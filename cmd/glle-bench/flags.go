@@ -417,6 +417,14 @@ func parseEmbed(args []string) (embedConfig, error) {
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
 	case c.color != "" && c.plot == "":
 		return c, badInput("add -plot Y.png or drop -color", "-color only colours a -plot")
+	case set["em-iters"] && s.Method != engine.EM && s.Method != engine.EMPaper:
+		return c, badInput("drop -em-iters, or use -method em or em-paper", "-em-iters applies to the EM methods, not %s", s.Method)
+	case set["em-tol"] && s.Method != engine.EM:
+		return c, badInput("drop -em-tol, or use -method em", "-em-tol applies to em (em-paper runs a fixed number of iterations), not %s", s.Method)
+	case set["direct-ridge"] && s.Method != engine.DirectPaper:
+		return c, badInput("drop -direct-ridge, or use -method direct-paper", "-direct-ridge applies to direct-paper, not %s", s.Method)
+	case set["cov-scale"] && c.generations == 0:
+		return c, badInput("add -generations G, or drop -cov-scale", "-cov-scale applies to the generations, and none are drawn")
 	}
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err

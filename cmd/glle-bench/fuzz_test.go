@@ -166,7 +166,7 @@ func FuzzParseBench(f *testing.F) {
 			}
 		}
 		if c.generations < 0 || c.workers < 0 || c.workers > parallel.MaxWorkers || c.peerMax < 0 || c.peerRepeat < 1 ||
-			c.repeat < 1 || (c.peerRepeat > 1 && !c.peers) || checkDataset(c.dataset) != nil {
+			c.repeat < 1 || (c.peerRepeat > 1 && !c.peers) || (c.python != "" && !c.peers) || checkDataset(c.dataset) != nil {
 			t.Fatalf("invalid bench config accepted from %q: %+v", args, c)
 		}
 		// The config's own flags give it back.
@@ -180,10 +180,13 @@ func FuzzParseBench(f *testing.F) {
 		}
 		again := []string{"-sizes=" + strings.Join(sizes, ","), "-methods=" + strings.Join(methods, ","),
 			"-generations=" + strconv.Itoa(c.generations), "-json=" + c.jsonPath, "-dataset=" + c.dataset,
-			"-seed=" + strconv.FormatUint(c.seed, 10), "-workers=" + strconv.Itoa(c.workers), "-python=" + c.python,
-			"-peer-max=" + strconv.Itoa(c.peerMax), "-repeat=" + strconv.Itoa(c.repeat), "-keep=" + c.keep}
-		if c.peers {
-			again = append(again, "-peers", "-peer-repeat="+strconv.Itoa(c.peerRepeat))
+			"-seed=" + strconv.FormatUint(c.seed, 10), "-workers=" + strconv.Itoa(c.workers),
+			"-repeat=" + strconv.Itoa(c.repeat), "-keep=" + c.keep}
+		if c.peers { // the scikit-learn flags are refused without -peers
+			again = append(again, "-peers", "-peer-repeat="+strconv.Itoa(c.peerRepeat), "-peer-max="+strconv.Itoa(c.peerMax))
+			if c.python != "" {
+				again = append(again, "-python="+c.python)
+			}
 		}
 		c2, err := parseBench(again)
 		if err != nil || !reflect.DeepEqual(c, c2) {

@@ -529,6 +529,11 @@ func TestBadInput(t *testing.T) {
 		{"negative cov-scale", append(ds, "-method", "em", "-generations", "1", "-cov-scale", "-0.5"), "covariance scale"},
 		{"nan cov-scale", append(ds, "-method", "em", "-generations", "1", "-cov-scale", "NaN"), "covariance scale"},
 		{"negative reg", append(ds, "-reg", "-1"), "-reg"},
+		// Flags that would have no effect are refused, not ignored.
+		{"em-iters with lle", append(ds, "-em-iters", "5"), "-em-iters applies"},
+		{"em-tol with em-paper", append(ds, "-method", "em-paper", "-em-tol", "1e-3"), "-em-tol applies"},
+		{"direct-ridge with em", append(ds, "-method", "em", "-direct-ridge", "1"), "-direct-ridge applies"},
+		{"cov-scale without generations", append(ds, "-method", "em", "-cov-scale", "5"), "-cov-scale applies"},
 		{"both inputs", []string{"embed", "-in", "two.csv", "-dataset", "swissroll", "-out", "y.npy"}, "both"},
 		{"no input", []string{"embed", "-out", "y.npy"}, "no input"},
 		{"no out", []string{"embed", "-dataset", "swissroll"}, "-out is required"},

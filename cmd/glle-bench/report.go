@@ -315,7 +315,11 @@ func (s *summary) write(w io.Writer) {
 		b.WriteString("\n")
 		writeEigen(&b, "eigen", r.Eigen)
 	}
-	if len(s.Generations) > 0 {
+	if len(s.Generations) > 0 && s.Generations[0].Eigen.Solver == "" {
+		// transform -base-only: the new points' weights are drawn, no embedding is solved.
+		fmt.Fprintf(&b, "  generations: %d (seed %d, a=%g), new points' weights drawn on the base embedding\n",
+			len(s.Generations), s.Generations[0].Seed, s.Generations[0].CovScale)
+	} else if len(s.Generations) > 0 {
 		it, mx, res := 0, 0, 0.0
 		for _, g := range s.Generations {
 			it += g.Eigen.Iterations

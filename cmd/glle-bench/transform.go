@@ -84,6 +84,12 @@ func parseTransform(args []string) (transformConfig, error) {
 		return c, badInput("add -generations G", "-base-only applies to the generations")
 	case c.baseOnly && set["frame"]:
 		return c, badInput("drop -frame", "-frame applies to drawn generations, which -base-only does not draw")
+	case c.baseOnly && c.analysis.align:
+		return c, badInput("drop -align", "-align aligns drawn generations of the training points; with -base-only the new points are in the base frame already")
+	case c.generations == 0 && set["cov-scale"]:
+		return c, badInput("add -generations G, or drop -cov-scale", "-cov-scale applies to the sampled generations, and none are drawn")
+	case c.generations == 0 && set["seed"]:
+		return c, badInput("add -generations G, or drop -seed", "-seed applies to the sampled generations, and none are drawn")
 	}
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
