@@ -151,7 +151,7 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 			if f == "" {
 				return nil, nil, fmt.Errorf("line %d, column %d: empty cell", lineNo, j+1)
 			}
-			v, perr := strconv.ParseFloat(f, 64)
+			v, perr := parseNumber(f)
 			if perr != nil && !isRangeErr(perr) {
 				hint := ""
 				if onFirst {
@@ -180,6 +180,16 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 	return mat.NewDense(len(data)/cols, cols, data), header, nil
 }
 
+// parseNumber parses a decimal number as text files write them (as NumPy and pandas read
+// them): strconv.ParseFloat, minus the Go-only spellings it also accepts, digit-separating
+// underscores (1_000) and hexadecimal mantissas (0x1p-2).
+func parseNumber(f string) (float64, error) {
+	if strings.ContainsAny(f, "_xX") {
+		return 0, &strconv.NumError{Func: "parseNumber", Num: f, Err: strconv.ErrSyntax}
+	}
+	return strconv.ParseFloat(f, 64)
+}
+
 func isRangeErr(err error) bool {
 	var ne *strconv.NumError
 	return errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
@@ -197,7 +207,7 @@ func allNonNumeric(fields []string) bool {
 		if f == "" {
 			return false
 		}
-		if _, err := strconv.ParseFloat(f, 64); err == nil || isRangeErr(err) {
+		if _, err := parseNumber(f); err == nil || isRangeErr(err) {
 			return false
 		}
 	}

@@ -57,6 +57,9 @@ func TestReadCSVErrors(t *testing.T) {
 		{"ragged", "1,2,3\n4,5,6\n7,8\n", "line 3 has 2 values, expected 3 (as on line 1)"},
 		{"ragged-header", "a b c\n1 2 3 4\n", "line 2 has 4 values, expected 3 (as on header line 1)"},
 		{"non-numeric", "1,2\n3,abc\n", `line 2, column 2: "abc" is not a number`},
+		// Go-only spellings strconv.ParseFloat accepts and NumPy does not.
+		{"underscore", "1,2\n3,1_000\n", `line 2, column 2: "1_000" is not a number`},
+		{"hex float", "1,2\n0x1p-2,4\n", `line 2, column 1: "0x1p-2" is not a number`},
 		{"non-numeric-first", "1,x\n3,4\n", `line 1, column 2: "x" is not a number (a header line must contain only names)`},
 		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
 		{"trailing-comma", "1,2,\n", "line 1, column 3: empty cell"},

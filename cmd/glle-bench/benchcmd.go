@@ -116,6 +116,16 @@ func parseBench(args []string) (benchConfig, error) {
 	if err := checkDataset(c.dataset); err != nil {
 		return c, err
 	}
+	// The runs use k = 10 neighbours; the datasets with holes keep only part of their points,
+	// so a small size can leave too few (found here, not as a failed child run).
+	for _, n := range c.sizes {
+		if n >= 1000 {
+			continue
+		}
+		if X, _, err := bench.Dataset(c.dataset, n, c.seed); err != nil || X.RawMatrix().Rows <= 10 {
+			return c, badInput("use larger -sizes", "-sizes %d: dataset %s keeps too few points at that size for k = 10 neighbours", n, c.dataset)
+		}
+	}
 	return c, nil
 }
 

@@ -249,9 +249,10 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-peer-max", "-5"},
 		{"bench", "-peer-repeat", "0"},
 		{"bench", "-repeat", "0"},
-		{"bench", "-peer-repeat", "3"},  // without -peers
-		{"bench", "-python", "python3"}, // without -peers
-		{"bench", "-peer-max", "1000"},  // without -peers
+		{"bench", "-peer-repeat", "3"},                          // without -peers
+		{"bench", "-dataset", "severed-sphere", "-sizes", "20"}, // too few points kept for k = 10
+		{"bench", "-python", "python3"},                         // without -peers
+		{"bench", "-peer-max", "1000"},                          // without -peers
 		{"bench", "-peers", "-python", ""},
 		{"bench", "-sizes", "100", "-peers", "-python", filepath.Join(dir, "missing")}, // named, cannot run
 		{"bench", "stray"},

@@ -571,6 +571,7 @@ func parseGenerate(args []string) (generateConfig, error) {
 			return c, err
 		}
 	}
+	given := c.out
 	c.ext = ".npy"
 	ext := strings.ToLower(filepath.Ext(c.out))
 	for _, e := range matrixExts {
@@ -580,7 +581,7 @@ func parseGenerate(args []string) (generateConfig, error) {
 		}
 	}
 	if c.out == "" || strings.HasSuffix(c.out, "/") {
-		return c, badInput("give a file name prefix such as out/run", "-out %q has no file name", clip(c.out+c.ext))
+		return c, badInput("give a file name prefix such as out/run", "-out %q has no file name", clip(given))
 	}
 	outs := append([]string{c.jsonPath}, c.analysis.outputs(c.out+c.ext, false)...)
 	return c, checkPaths(modelFiles(c.model), outs, c.out+c.ext, c.generations)
@@ -727,7 +728,7 @@ commands:
   bench     end-to-end scaling sweep as a markdown table ('glle-bench bench -h'), -peers adds scikit-learn
   help      this text; 'glle-bench help CMD' or 'glle-bench CMD -h' for one command
 
-Exit status: 0 success, 1 internal failure, 2 bad input (one line on stderr says what to do),
+Exit status: 0 success, 1 failure (internal, or a full disk), 2 bad input (one line on stderr says what to do),
 130 interrupted. Outputs are staged and renamed into place only when the whole run has succeeded:
 a failed or interrupted run writes nothing and leaves existing files unchanged (a bench sweep
 with failed runs writes its report, the failures marked, then exits 1).

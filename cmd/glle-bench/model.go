@@ -186,6 +186,9 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 		if errors.Is(err, fs.ErrNotExist) {
 			return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "not a model folder (%s is missing)", metaFile)
 		}
+		if fi, serr := os.Stat(modelFile(dir, metaFile)); serr == nil && fi.IsDir() {
+			return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "%s is a folder, not the model's description", metaFile)
+		}
 		return sv, meta, modelErr(dir, "check its permissions", "cannot read %s (%v)", metaFile, unwrapPath(err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -210,6 +213,11 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	n, d, k, p := meta.N, meta.D, meta.K, meta.Dim
 	if n < 2 || d < 1 || k < 1 || p < 1 || k >= n || p >= d || n > math.MaxInt32 || !finite(meta.Reg) || !finite(meta.DirectRidge) {
 		return sv, meta, modelErr(dir, resave, "%s has an invalid shape or setting (n=%d d=%d k=%d dim=%d)", metaFile, n, d, k, p)
+	}
+	// embed writes the ridge it used, always positive; 0 would silently restore with the
+	// library's default (1e-3) instead.
+	if !(meta.Reg > 0) || meta.DirectRidge < 0 {
+		return sv, meta, modelErr(dir, resave, "%s has reg %v and direct_ridge %v (want reg > 0, direct_ridge >= 0)", metaFile, meta.Reg, meta.DirectRidge)
 	}
 	sv.K, sv.Dim, sv.Reg, sv.DirectRidge, sv.Eigenvalues = k, p, meta.Reg, meta.DirectRidge, meta.Eigenvalues
 	if !finite(meta.Shift) || meta.Shift > 0 {

@@ -413,7 +413,9 @@ func checkWritable(flagName, path string) error {
 		return badInput("make it writable (chmod u+w) or choose another name", "-%s %q is read-only", flagName, clip(path))
 	}
 	dir := fileDir(path)
-	if dfi, err := os.Stat(dir); err != nil || !dfi.IsDir() {
+	if dfi, err := os.Stat(dir); err == nil && !dfi.IsDir() {
+		return badInput("choose a path inside a folder", "-%s %q: %s is a file, not a folder", flagName, clip(path), clip(dir))
+	} else if err != nil {
 		return badInput("create the folder first or choose another path", "-%s %q: folder %s does not exist", flagName, clip(path), clip(dir))
 	}
 	// Probe with a hidden name of the file name's length (a name the folder cannot hold fails

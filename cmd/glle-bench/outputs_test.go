@@ -285,3 +285,19 @@ func TestInterruptKeepsExistingFiles(t *testing.T) {
 		sameSnapshot(t, fmt.Sprintf("run interrupted by %v", sigs), before, snapshot(t, dir))
 	}
 }
+
+// TestFullDevice: an output that fails with "no space left on device" (/dev/full) is a failure
+// of the surroundings, not bad input: exit 1, one line naming the fix, nothing else written.
+func TestFullDevice(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := t.TempDir()
+	r := runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-out", "y.npy", "-json", "/dev/full", "-q")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "free space") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if files := listTree(t, dir); len(files) != 0 {
+		t.Errorf("left %v", files)
+	}
+}
