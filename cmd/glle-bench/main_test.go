@@ -613,6 +613,11 @@ func TestBadModel(t *testing.T) {
 	dataio.WriteNPYFile(filepath.Join(d, "neighbors.npy"), []int{300, 10}, make([]float64, 3000))
 	d = copyModel("wrongX")
 	dataio.WriteNPYFile(filepath.Join(d, "X.npy"), []int{300, 4}, make([]float64, 1200))
+	d = copyModel("reg0") // would restore with the library's default ridge instead
+	editMeta(d, func(m map[string]any) { m["reg"] = 0 })
+	d = copyModel("metadir")
+	os.Remove(filepath.Join(d, "model.json"))
+	os.Mkdir(filepath.Join(d, "model.json"), 0o755)
 
 	gen := func(m string) []string { return []string{"generate", "-model", m, "-generations", "1", "-out", "g"} }
 	for _, c := range []badCase{
@@ -627,6 +632,9 @@ func TestBadModel(t *testing.T) {
 		{"float neighbours", gen("floatneighbors"), "integer"},
 		{"wrong X", gen("wrongX"), "X.npy has shape"},
 		{"lle model", gen("lle"), "lle has no stochastic weights"},
+		{"reg 0", gen("reg0"), "want reg > 0"},
+		{"model.json a folder", gen("metadir"), "model.json is a folder"},
+		{"output under a file", []string{"generate", "-model", "good", "-generations", "1", "-out", "good/model.json/g"}, "is a file, not a folder"},
 	} {
 		checkBad(t, dir, c)
 	}
