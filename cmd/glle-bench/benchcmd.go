@@ -56,7 +56,7 @@ type benchRaw struct{ sizes, methods string }
 func benchFlags(c *benchConfig, r *benchRaw) *flags {
 	f := newFlags("bench")
 	f.str(&r.sizes, "sizes", "5000,50000,200000,1000000", "N,N,...", "dataset sizes of the sweep")
-	f.str(&r.methods, "methods", "lle,em,direct", "M,M,...", "methods of the sweep (lle, em, direct, em-paper, direct-paper)")
+	f.str(&r.methods, "methods", "lle,em,direct", "M,M,...", "methods of the sweep (lle, em, direct, em-paper; direct-paper needs a ridge the sweep does not pass)")
 	f.boolean(&c.peers, "peers", "also run scikit-learn's LocallyLinearEmbedding (arpack) on the same data, if python3 has it")
 	f.int(&c.generations, "generations", 1, "generations drawn after each generative fit (timed separately)")
 	f.str(&c.jsonPath, "json", "", "OUT.json", "write every run's numbers as JSON")
@@ -90,6 +90,10 @@ func parseBench(args []string) (benchConfig, error) {
 		m, err := parseMethod(strings.TrimSpace(s))
 		if err != nil {
 			return c, err
+		}
+		if m == engine.DirectPaper {
+			// Its X_i^T X_i + Y_i^T Y_i is singular on these datasets without a ridge.
+			return c, badInput("time it with 'glle-bench embed -method direct-paper -direct-ridge R'", "-methods direct-paper: it needs an explicit ridge, which the sweep does not pass")
 		}
 		c.methods = append(c.methods, m)
 	}
@@ -225,44 +229,38 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// childGrace is how long an interrupted child run (ours or scikit-learn's) has to exit after
-// its SIGINT before it is killed: ours stops at its next check and removes what it staged.
-const childGrace = 20 * time.Second
+// Grace periods of an interrupted child run before it is killed: ours stops at its next
+// check and removes what it staged; scikit-learn has nothing to clean up (the parent removes
+// its .part file) and may sit in compiled code that only sees the signal when it returns.
+const (
+	childGrace = 20 * time.Second
+	peerGrace  = 2 * time.Second
+)
 
 // childCommand is exec.CommandContext for the sweep's child runs, except that cancelling ctx
-// interrupts the child (SIGINT) instead of killing it, so it can remove its staged files, and
-// kills it only if it has not exited childGrace later.
-func childCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+// interrupts the child (SIGINT) instead of killing it, and kills it only if it has not exited
+// grace later.
+func childCommand(ctx context.Context, grace time.Duration, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = childGrace
+	cmd.WaitDelay = grace
 	return cmd
 }
 
-// missingAncestor returns the outermost folder of dir's path that does not exist yet ("" when
-// dir exists): what os.MkdirAll(dir) creates begins there.
-func missingAncestor(dir string) string {
-	top := ""
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil {
-			return top
-		}
-		top = d
-		if p := filepath.Dir(d); p == d {
-			return top
+// removeCreated removes the folders mkdirTracked created, innermost first, while they are
+// empty: the folders of a run that wrote nothing into them.
+func removeCreated(created []string) {
+	for i := len(created) - 1; i >= 0; i-- {
+		if os.Remove(created[i]) != nil {
+			return
 		}
 	}
 }
 
-// removeEmptyUpTo removes dir and its parents up to and including top while they are empty:
-// the folders a run created for outputs it never wrote.
-func removeEmptyUpTo(dir, top string) {
-	top = filepath.Clean(top)
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if os.Remove(d) != nil || d == top || filepath.Dir(d) == d {
-			return
-		}
-	}
+// noSpace reports whether err says the device or the quota is full: a failure of the
+// surroundings (exit 1), not of the arguments.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
@@ -289,19 +287,26 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 			stageTree(dir, false)
 		}()
 	} else {
-		created := missingAncestor(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			if created != "" {
-				removeEmptyUpTo(dir, created)
+		created, err := mkdirTracked(dir)
+		if err != nil {
+			removeCreated(created)
+			if noSpace(err) {
+				return fmt.Errorf("-keep %q cannot be created (%v): free space on that device or choose another folder", clip(dir), unwrapPath(err))
 			}
 			return badInput("choose a writable folder", "-keep %q cannot be created (%v)", clip(dir), unwrapPath(err))
 		}
-		if created != "" {
+		if len(created) > 0 {
 			defer func() {
 				if retErr != nil { // a failed or interrupted sweep leaves no empty folder behind
-					removeEmptyUpTo(dir, created)
+					removeCreated(created)
 				}
 			}()
+		}
+		// The children's paths are built by joining names to dir, which also cleans it
+		// lexically (l/../k becomes k, whatever the link l points to): use the folder the
+		// kernel made.
+		if dir, err = filepath.EvalSymlinks(dir); err != nil {
+			return fmt.Errorf("-keep %q: %w", clip(c.keep), err)
 		}
 	}
 	if c.peers && c.python != "" {
@@ -453,7 +458,7 @@ func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m e
 	args := []string{"embed", "-dataset", c.dataset, "-n", strconv.Itoa(n), "-method", m.String(),
 		"-generations", strconv.Itoa(gens), "-seed", strconv.FormatUint(c.seed, 10),
 		"-workers", strconv.Itoa(c.workers), "-out", embedFile(dir, n, m, tag), "-json", jsonPath, "-q"}
-	cmd := childCommand(ctx, self, args...)
+	cmd := childCommand(ctx, childGrace, self, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t0 := time.Now()
@@ -696,7 +701,7 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 			p.Error = err.Error()
 			return p
 		}
-		cmd := childCommand(ctx, c.python, "-c", peerScript, xPath, yPath)
+		cmd := childCommand(ctx, peerGrace, c.python, "-c", peerScript, xPath, yPath)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -245,6 +245,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-sizes", "3000000000"}, // beyond 32-bit neighbour indices
 		{"bench", "-workers", "2000"},
 		{"bench", "-methods", "pca"},
+		{"bench", "-methods", "lle,direct-paper"}, // singular without a ridge, which bench does not pass
 		{"bench", "-generations", "-1"},
 		{"bench", "-peer-max", "-5"},
 		{"bench", "-peer-repeat", "0"},
@@ -306,5 +307,45 @@ func TestBenchInterrupt(t *testing.T) {
 	}
 	if files := listTree(t, dir); len(files) != 0 {
 		t.Errorf("the interrupted sweep left %v", files)
+	}
+}
+
+// TestBenchKeepFolders: the -keep folder is created as the kernel resolves its spelling and
+// the children write where it is; the folders a failed sweep created are removed, also when
+// creating them failed half way, and nothing the user had is touched.
+func TestBenchKeepFolders(t *testing.T) {
+	dir := t.TempDir()
+	mkdir := func(p string) {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkdir("real/deep")
+	mkdir("mine")
+	if err := os.Symlink(filepath.Join(dir, "real", "deep"), filepath.Join(dir, "ln")); err != nil {
+		t.Fatal(err)
+	}
+	// ln/.. is real (the link's parent), not dir: the runs must land in real/newk.
+	mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-keep", "ln/../newk")
+	if names, _ := filepath.Glob(filepath.Join(dir, "real", "newk", "report_lle_300*.json")); len(names) != 1 {
+		t.Errorf("ln/../newk: the run's report is not in real/newk (%v)", listTree(t, dir))
+	}
+	before := listTree(t, dir)
+	long := strings.Repeat("x", 300) // longer than a file name may be: the last Mkdir fails
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"a leaf name too long", []string{"bench", "-sizes", "300", "-methods", "lle", "-keep", "new1/new2/" + long}},
+		{"a/../b, then a failure", []string{"bench", "-sizes", "300", "-methods", "lle", "-keep", "a/../b", "-peers", "-python", filepath.Join(dir, "missing")}},
+		{"inside an existing folder, then a failure", []string{"bench", "-sizes", "300", "-methods", "lle", "-keep", "mine/k", "-peers", "-python", filepath.Join(dir, "missing")}},
+		{"embed -model, a leaf name too long", []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "y.npy", "-model", "new3/" + long}},
+	} {
+		if r := runBin(t, dir, c.args...); r.code != exitBadInput {
+			t.Errorf("%s: exit %d, stderr %q", c.name, r.code, r.stderr)
+		}
+		if after := listTree(t, dir); !slices.Equal(after, before) {
+			t.Errorf("%s: the folder tree changed from %v to %v", c.name, before, after)
+		}
 	}
 }

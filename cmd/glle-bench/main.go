@@ -157,7 +157,7 @@ func writeError(flagName, path string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	if noSpace(err) {
 		// Not a bad argument: the same command succeeds once there is room (exit 1).
 		return fmt.Errorf("-%s %q cannot be written (%v): free space on that device or choose another folder", flagName, clip(path), unwrapPath(err))
 	}

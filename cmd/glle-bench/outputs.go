@@ -97,30 +97,60 @@ func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
 // retireAtCommit removes path (if present) at commit, before the staged files are renamed.
 func (o *outputs) retireAtCommit(path string) { o.retire = append(o.retire, path) }
 
-// mkdir creates dir (and missing parents) and remembers what it created.
-func (o *outputs) mkdir(flagName, dir string) error {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err == nil {
+// notFolderError: a component of a path to create exists and is not a folder.
+type notFolderError struct{ path string }
+
+func (e *notFolderError) Error() string { return e.path + " is not a folder" }
+
+// mkdirTracked creates the folder dir and any missing parents, as os.MkdirAll does, and returns
+// the folders it created, outermost first. They are prefixes of dir as spelled (a/../b, a
+// symbolic link followed by ..), so the kernel resolves them exactly as it resolved dir. On an
+// error the folders created so far are returned with it; a component that exists and is not a
+// folder is a *notFolderError.
+func mkdirTracked(dir string) ([]string, error) {
+	var created []string
+	for i := 1; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != filepath.Separator {
+			continue
+		}
+		p := dir[:i]
+		if fi, err := os.Stat(p); err == nil {
 			if !fi.IsDir() {
-				return badInput("choose a folder path", "-%s %q: %s is not a folder", flagName, clip(dir), clip(d))
+				return created, &notFolderError{p}
 			}
-			break
+			continue
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return created, err
 		}
-		missing = append(missing, d)
-		if p := filepath.Dir(d); p == d {
-			break
+		if err := os.Mkdir(p, 0o755); err != nil {
+			if fi, serr := os.Stat(p); serr == nil && fi.IsDir() {
+				continue // created meanwhile by someone else: not ours to remove
+			}
+			return created, err
 		}
+		created = append(created, p)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return badInput("choose a writable folder", "-%s %q cannot be created (%v)", flagName, clip(dir), unwrapPath(err))
+	return created, nil
+}
+
+// mkdir creates dir (and missing parents) and remembers what it created, also when it fails
+// half way (cleanup removes those folders).
+func (o *outputs) mkdir(flagName, dir string) error {
+	created, err := mkdirTracked(dir)
+	for i := len(created) - 1; i >= 0; i-- {
+		stage(created[i], true)
+		o.dirs = append(o.dirs, created[i]) // deepest first
 	}
-	for _, d := range missing {
-		stage(d, true)
+	var nf *notFolderError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &nf):
+		return badInput("choose a folder path", "-%s %q: %s is not a folder", flagName, clip(dir), clip(nf.path))
+	case noSpace(err):
+		return fmt.Errorf("-%s %q cannot be created (%v): free space on that device or choose another folder", flagName, clip(dir), unwrapPath(err))
 	}
-	o.dirs = append(o.dirs, missing...) // deepest first
-	return nil
+	return badInput("choose a writable folder", "-%s %q cannot be created (%v)", flagName, clip(dir), unwrapPath(err))
 }
 
 // done ends the run: after an error it removes what the run staged or created (cleanup) and
@@ -423,6 +453,9 @@ func checkWritable(flagName, path string) error {
 	// the probe's creation and its removal must not leave an empty output behind.
 	f, err := createProbe(dir, len(filepath.Base(path)))
 	if err != nil {
+		if noSpace(err) {
+			return fmt.Errorf("-%s %q cannot be written (%v): free space on that device or choose another folder", flagName, clip(path), unwrapPath(err))
+		}
 		return badInput("choose a writable folder and file name", "-%s %q cannot be written (%v)", flagName, clip(path), unwrapPath(err))
 	}
 	name := f.Name()
