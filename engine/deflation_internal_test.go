@@ -167,15 +167,7 @@ func TestDenseFullFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, k, w := m.N, m.K, m.Weights
-	mm := denseM(n, k, m.Neighbors, w)
-	norm := 0.0
-	for i := 0; i < n; i++ {
-		s := 0.0
-		for _, v := range mm[i*n : (i+1)*n] {
-			s += math.Abs(v)
-		}
-		norm = math.Max(norm, s)
-	}
+	norm := denseNormInf(denseM(n, k, m.Neighbors, w), n)
 	for _, deflate := range []bool{true, false} {
 		nev := 3
 		_, wantVals, _, err := denseSmallest(ctx, n, k, m.Neighbors, w, nev, deflate, nil, 0)

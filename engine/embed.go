@@ -243,13 +243,8 @@ func denseM(n, k int, nbr []int32, w []float64) []float64 {
 	return mm
 }
 
-// denseSmallest finds the nev smallest eigenpairs of M (orthogonal to the constant vector when
-// deflate is set) by block inverse (subspace) iteration with a dense Cholesky factor of
-// M - sigma I and Rayleigh-Ritz. It is the oracle for the sparse solver and the explicit dense
-// option. warm (n x wp, row-major) seeds the first columns of the block.
-func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev int, deflate bool, warm []float64, wp int) ([]float64, []float64, EigenReport, error) {
-	er := EigenReport{Solver: "dense", Deflated: deflate}
-	mm := denseM(n, k, nbr, w)
+// denseNormInf returns the largest absolute row sum of the row-major n x n matrix mm.
+func denseNormInf(mm []float64, n int) float64 {
 	norm := 0.0
 	for i := 0; i < n; i++ {
 		s := 0.0
@@ -258,6 +253,17 @@ func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev 
 		}
 		norm = math.Max(norm, s)
 	}
+	return norm
+}
+
+// denseSmallest finds the nev smallest eigenpairs of M (orthogonal to the constant vector when
+// deflate is set) by block inverse (subspace) iteration with a dense Cholesky factor of
+// M - sigma I and Rayleigh-Ritz. It is the oracle for the sparse solver and the explicit dense
+// option. warm (n x wp, row-major) seeds the first columns of the block.
+func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev int, deflate bool, warm []float64, wp int) ([]float64, []float64, EigenReport, error) {
+	er := EigenReport{Solver: "dense", Deflated: deflate}
+	mm := denseM(n, k, nbr, w)
+	norm := denseNormInf(mm, n)
 	if err := ctx.Err(); err != nil {
 		return nil, nil, er, err
 	}

@@ -383,8 +383,7 @@ type normScratch struct {
 // array whose entries are claimed by a per-row stamp (at n = 200k about 45 ms on two workers).
 // The arrays are allocated on the first call and kept.
 func (b *BPattern) normAll() float64 {
-	n, k, nw := b.n, b.k, min(b.workers, b.n)
-	nb, w, none := b.nbr, b.wbuf, slotNone(b.n, b.k)
+	n, nw := b.n, min(b.workers, b.n)
 	for len(b.norm) < nw {
 		b.norm = append(b.norm, normScratch{acc: make([]float64, n), stamp: make([]int32, n),
 			touched: make([]int32, 0, 256)})
@@ -395,64 +394,30 @@ func (b *BPattern) normAll() float64 {
 	maxes := b.normMax[:nw]
 	_ = parallel.For(context.Background(), n, nw, func(_ context.Context, wk, lo, hi int) error {
 		sc := &b.norm[wk]
-		acc, stamp := sc.acc, sc.stamp
-		for i := range stamp {
-			stamp[i] = -1 // stamps of the last call name rows of this one
+		for i := range sc.stamp {
+			sc.stamp[i] = -1 // stamps of the last call name rows of this one
 		}
-		touched := sc.touched[:0]
 		mx := 0.0
 		for a := lo; a < hi; a++ {
-			a32 := int32(a)
-			touched = touched[:0]
-			add := func(j int32, v float64) {
-				if stamp[j] != a32 {
-					stamp[j] = a32
-					acc[j] = v
-					touched = append(touched, j)
-				} else {
-					acc[j] += v
-				}
-			}
-			contrib := func(i int, c float64) {
-				add(int32(i), c)
-				for j, d := range nb[i*k : i*k+k] {
-					add(d, -c*w[i*k+j])
-				}
-			}
-			contrib(a, 1)
-			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-				if s := b.rev[q]; s < none {
-					contrib(int(b.colIdx[q]), -w[s])
-				}
-			}
 			sum := 0.0
-			for _, j := range touched {
-				sum += math.Abs(acc[j])
+			for _, j := range b.gatherRow(sc, a) {
+				sum += math.Abs(sc.acc[j])
 			}
 			mx = max(mx, sum)
 		}
-		sc.touched = touched[:0] // keep a grown buffer
 		maxes[wk] = mx
 		return nil
 	})
 	return slices.Max(maxes)
 }
 
-// rowSum returns sum_c |M[a][c]| exactly: the row's contributions are accumulated per column
-// (in the order they arise) in a dense array, and the columns are summed in increasing order.
-// Its cost is the row's (1 + in-degree)(K + 1) contributions plus sorting its distinct
-// columns, not sorting the contributions themselves: with K large against n (K = 300 of
-// n = 1000) every row has about n K contributions but at most n columns. Between calls every
-// stamp of the row scratch is -1.
-func (b *BPattern) rowSum(a int) float64 {
-	k, w := b.k, b.wbuf
-	if len(b.row.acc) != b.n {
-		b.row = normScratch{acc: make([]float64, b.n), stamp: make([]int32, b.n), touched: make([]int32, 0, 256)}
-		for i := range b.row.stamp {
-			b.row.stamp[i] = -1
-		}
-	}
-	acc, stamp, touched := b.row.acc, b.row.stamp, b.row.touched[:0]
+// gatherRow accumulates row a of M = B^T B in sc and returns its columns: acc[j] for each
+// returned column j (stamped a), the contributions to a column summed in the order they
+// arise. Its cost is the row's (1 + in-degree)(K + 1) contributions. No stamp of sc may
+// equal a on entry.
+func (b *BPattern) gatherRow(sc *normScratch, a int) []int32 {
+	k, w, nb, none := b.k, b.wbuf, b.nbr, slotNone(b.n, b.k)
+	acc, stamp, touched := sc.acc, sc.stamp, sc.touched[:0]
 	a32 := int32(a)
 	add := func(j int32, v float64) {
 		if stamp[j] != a32 {
@@ -465,24 +430,38 @@ func (b *BPattern) rowSum(a int) float64 {
 	}
 	contrib := func(i int, c float64) {
 		add(int32(i), c)
-		for j, d := range b.nbr[i*k : i*k+k] {
+		for j, d := range nb[i*k : i*k+k] {
 			add(d, -c*w[i*k+j])
 		}
 	}
 	contrib(a, 1)
-	none := slotNone(b.n, k)
 	for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
 		if s := b.rev[q]; s < none {
 			contrib(int(b.colIdx[q]), -w[s])
 		}
 	}
+	sc.touched = touched // keep a grown buffer
+	return touched
+}
+
+// rowSum returns sum_c |M[a][c]| exactly: the row gathered by gatherRow, its columns summed
+// in increasing order. Sorting only the distinct columns (not the contributions) matters when
+// K is large against n (K = 300 of n = 1000: about n K contributions, at most n columns).
+// Between calls every stamp of the row scratch is -1.
+func (b *BPattern) rowSum(a int) float64 {
+	if len(b.row.acc) != b.n {
+		b.row = normScratch{acc: make([]float64, b.n), stamp: make([]int32, b.n), touched: make([]int32, 0, 256)}
+		for i := range b.row.stamp {
+			b.row.stamp[i] = -1
+		}
+	}
+	touched := b.gatherRow(&b.row, a)
 	slices.Sort(touched)
 	sum := 0.0
 	for _, j := range touched {
-		sum += math.Abs(acc[j])
-		stamp[j] = -1
+		sum += math.Abs(b.row.acc[j])
+		b.row.stamp[j] = -1
 	}
-	b.row.touched = touched[:0]
 	return sum
 }
 
