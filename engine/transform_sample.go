@@ -108,9 +108,12 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	part := make([]int, parallel.Workers(m.st.workers))
 	first := make([]int, len(part))
 	badY := make([]int, len(part)) // per worker, the lowest row of Ytrain read that is not finite
+	for w := range badY {
+		// -1 before the loop: parallel.For runs fewer ranges than workers when q is small.
+		first[w], badY[w] = -1, -1
+	}
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
-		first[w], badY[w] = -1, -1
 		for i := lo; i < hi; i++ {
 			if (i-lo)&1023 == 0 {
 				if err := ctx.Err(); err != nil {

@@ -306,12 +306,13 @@ func ExampleModel_TransformTo() {
 // TestTransformSampleYtrainRows: TransformSampleOnto reads Ytrain in place and only in the
 // rows of the new points' neighbours. A strided view gives the same bits as a contiguous
 // copy; a NaN in a row no neighbour uses changes nothing; a NaN in a used row is an
-// *InputError naming the lowest such row, for 1 and 2 workers alike.
+// *InputError naming the lowest such row, for 1, 2 and 8 workers alike (8 > the 5 new
+// points: some workers get no range, which once reported row 0 as non-finite).
 func TestTransformSampleYtrainRows(t *testing.T) {
 	ctx := context.Background()
 	X, _ := bench.SwissRoll(400, 3)
 	Q, _ := bench.SwissRoll(5, 4)
-	for _, w := range []int{1, 2} {
+	for _, w := range []int{1, 2, 8} {
 		m, err := engine.Fit(ctx, X, engine.Settings{Method: engine.EM, Workers: w})
 		if err != nil {
 			t.Fatal(err)
@@ -327,6 +328,10 @@ func TestTransformSampleYtrainRows(t *testing.T) {
 		// Yg inside a wider matrix: row stride 5.
 		wide := mat.NewDense(m.N, 5, nil)
 		wide.Slice(0, m.N, 1, 3).(*mat.Dense).Copy(Yg)
+		// One new point on 2 or 8 workers: fewer ranges than workers.
+		if _, err := m.TransformSampleOnto(ctx, mat.DenseCopyOf(Q.Slice(0, 1, 0, 3)), Yg, 9, 1, 1); err != nil {
+			t.Errorf("workers %d: one new point: %v", w, err)
+		}
 		got, err := m.TransformSampleOnto(ctx, Q, wide.Slice(0, m.N, 1, 3).(*mat.Dense), 9, 1, 1)
 		if err != nil {
 			t.Fatal(err)
