@@ -25,7 +25,8 @@ type Saved struct {
 }
 
 // Saved returns the parts of m that Restore needs (for a Model not made by Fit or Restore,
-// whatever its fields hold, which Restore then checks).
+// whatever its fields hold, which Restore then checks). They are m's own storage, not copies:
+// treat them as read-only while m is in use (Restore copies what it keeps).
 func (m *Model) Saved() Saved {
 	shift := 0.0
 	if m.st.emb != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,36 @@ func TestMemoryEstimateSaturates(t *testing.T) {
 	// Ordinary sizes are not affected: n = 1M, k = 10 fits in a few GiB.
 	if e := EstimateMemory(1_000_000, 3, 10, 2, EM); e.Peak <= 0 || e.Peak > 16<<30 {
 		t.Errorf("EstimateMemory(1M, 3, 10): peak %d", e.Peak)
+	}
+}
+
+// TestRestoreOwnsItsParts: a restored model keeps copies of the Saved slices, so editing
+// them afterwards (here all of Sigma x100 and a weight) changes neither the restored model's
+// generations nor the original's; before, both changed silently and the edit bypassed
+// Restore's checks.
+func TestRestoreOwnsItsParts(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 2)
+	m := mustFit(t, X, settingsFor(EM))
+	want, _, err := m.Generate(ctx, 4, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := m.Saved()
+	sv.Sigma, sv.Weights = slices.Clone(sv.Sigma), slices.Clone(sv.Weights) // the original stays intact
+	r, err := Restore(ctx, sv, 0, SolverAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sv.Sigma {
+		sv.Sigma[i] *= 100
+	}
+	sv.Weights[0] += 0.5
+	got, _, err := r.Generate(ctx, 4, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mat.Equal(got, want) {
+		t.Error("editing the Saved slices after Restore changed the restored model's generation")
 	}
 }

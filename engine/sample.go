@@ -101,6 +101,9 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 	if len(dst) != m.N*m.K {
 		return inputErr("weights buffer has length %d, want N*K = %d", len(dst), m.N*m.K)
 	}
+	if part := m.sharedWith(dst); part != "" {
+		return inputErr("SampleWeights: the weights buffer shares memory with the model's %s, which the draws read: pass another slice", part)
+	}
 	return forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			st := kernels.NewStream(seed, generation, i)
@@ -233,8 +236,8 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if into == nil {
 		written = raw.Data
 	}
-	if overlaps(written, m.Embedding.RawMatrix().Data) {
-		return nil, inputErr("GenerateTo: dst shares memory with the model's base embedding, which the generation needs: pass another matrix")
+	if part := m.sharedWith(written); part != "" {
+		return nil, inputErr("GenerateTo: dst shares memory with the model's %s, which the generation needs: pass another matrix", part)
 	}
 	m.st.genMu.Lock()
 	defer m.st.genMu.Unlock()

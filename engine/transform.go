@@ -153,10 +153,28 @@ func (m *Model) checkTransformDst(fn string, dst *mat.Dense, q int) error {
 	} else if r, c := dst.Dims(); r != q || c != m.Dim {
 		return inputErr("%s: dst is %d x %d but the new points' embedding is %d x %d: pass an empty *mat.Dense or a %d x %d one", fn, r, c, q, m.Dim, q, m.Dim)
 	}
-	if overlaps(written, m.Embedding.RawMatrix().Data) {
-		return inputErr("%s: dst shares memory with the model's base embedding, which the transform reads: pass another matrix", fn)
+	if part := m.sharedWith(written); part != "" {
+		return inputErr("%s: dst shares memory with the model's %s, which the model reads: pass another matrix", fn, part)
 	}
 	return nil
+}
+
+// sharedWith names the part of the model whose float64 storage the memory written overlaps
+// (Embedding, X, Weights, Sigma), or returns "": a destination there would corrupt the model.
+func (m *Model) sharedWith(written []float64) string {
+	if m.Embedding != nil && overlaps(written, m.Embedding.RawMatrix().Data) {
+		return "base embedding (Embedding)"
+	}
+	if m.X != nil && overlaps(written, m.X.RawMatrix().Data) {
+		return "training data (X)"
+	}
+	if overlaps(written, m.Weights) {
+		return "mean weights (Weights)"
+	}
+	if overlaps(written, m.Sigma) {
+		return "variances (Sigma)"
+	}
+	return ""
 }
 
 // overlaps reports whether the elements of a and b share memory (any element of one lies
@@ -185,11 +203,14 @@ func commitRows(dst *mat.Dense, out []float64, q, p int) {
 // Restore rebuilds a Model from saved parts, recomputing the per-point factors the samplers
 // need (fibre bases, Cholesky factors, square roots) exactly as Fit computed them, so the
 // restored model generates the same embeddings for the same seed. workers <= 0 means
-// GOMAXPROCS; solver selects the eigensolver of later generations.
+// GOMAXPROCS; solver selects the eigensolver of later generations. The model owns copies of
+// every part of sv (checked after copying), so sv may be reused or edited afterwards.
 func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model, error) {
 	if sv.X == nil || sv.Embedding == nil {
 		return nil, inputErr("incomplete model: the training data and the embedding are required")
 	}
+	sv.Neighbors, sv.Weights, sv.Sigma = slices.Clone(sv.Neighbors), slices.Clone(sv.Weights), slices.Clone(sv.Sigma)
+	sv.Eigenvalues = slices.Clone(sv.Eigenvalues)
 	n, d := sv.X.Dims()
 	s := Settings{Method: sv.Method, K: sv.K, Dim: sv.Dim, Reg: sv.Reg, RegMode: sv.RegMode, Scaling: sv.Scaling,
 		DirectRidge: sv.DirectRidge, Workers: workers, Solver: solver}.withDefaults()

@@ -245,6 +245,32 @@ func TestTransformToErrors(t *testing.T) {
 	if !mat.Equal(base, m.Embedding) {
 		t.Fatal("a transform wrote into the model's embedding")
 	}
+	// The model's other storage is refused as a destination too: a view of X, its weights as
+	// SampleWeights' buffer, a GenerateTo into X; all stay as they were.
+	em, err := engine.Fit(ctx, X, engine.Settings{Method: engine.EM})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0, w0, s0 := mat.DenseCopyOf(em.X), slices.Clone(em.Weights), slices.Clone(em.Sigma)
+	xview := em.X.Slice(0, 4, 0, 2).(*mat.Dense)
+	sigmaView := mat.NewDense(4, 2, em.Sigma[:8])
+	for name, err := range map[string]error{
+		"TransformTo into X":         em.TransformTo(ctx, xview, Q),
+		"TransformSampleTo into X":   em.TransformSampleTo(ctx, xview, Q, nil, 1, 0, 1),
+		"TransformTo into Sigma":     em.TransformTo(ctx, sigmaView, Q),
+		"SampleWeights into Weights": em.SampleWeights(ctx, em.Weights, 1, 0, 1),
+		"GenerateTo into X (N x Dim)": func() error {
+			_, err := em.GenerateTo(ctx, mat.NewDense(em.N, 2, em.X.RawMatrix().Data[:em.N*2]), 1, 0, 1, engine.FrameBase)
+			return err
+		}(),
+	} {
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "shares memory with the model's") {
+			t.Errorf("%s: %v, want an InputError naming the model's storage", name, err)
+		}
+	}
+	if !mat.Equal(x0, em.X) || !slices.Equal(w0, em.Weights) || !slices.Equal(s0, em.Sigma) {
+		t.Fatal("a refused call wrote into the model's X, Weights or Sigma")
+	}
 	// A matrix next to the embedding in memory is not mistaken for it.
 	whole := mat.NewDense(m.N+4, 2, nil)
 	m2, err := engine.Restore(ctx, m.Saved(), 0, engine.SolverAuto)
