@@ -25,7 +25,7 @@ type embedCache struct {
 }
 
 func newEmbedCache(m *Model, s Solver) *embedCache {
-	if s == SolverAuto && m.N <= autoDenseN {
+	if s == SolverAuto && (m.N <= autoDenseN || m.N < m.Dim+sparseRoom) {
 		s = SolverDense // Lanczos needs more room than a tiny problem has (robustness, issue 6)
 	}
 	return &embedCache{m: m, solver: s}
@@ -60,6 +60,12 @@ func (c *embedCache) stop() {
 // autoDenseN is the largest n for which SolverAuto uses the dense solver: the Lanczos basis of
 // the sparse solver (NCV + 1 vectors, NCV >= 20) does not fit into a smaller space.
 const autoDenseN = 64
+
+// sparseRoom: the sparse solvers need n >= Dim + sparseRoom. Their Lanczos basis holds the
+// wanted vectors, 2 more and the residual vector, orthogonal to the deflated constant: n >=
+// Dim + 4 (sparse.EigOptions' check, the same for the paper modes' Dim + 1 undeflated
+// vectors); one more for margin. SolverAuto uses the dense solver below it.
+const sparseRoom = 5
 
 // shift returns the base fit's adapted shift of the sparse solver (0 if none).
 func (c *embedCache) shift() float64 {

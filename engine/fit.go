@@ -149,6 +149,10 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("dim = %d but the data has only d = %d columns: need dim < d", s.Dim, d)
 	case s.Dim >= n-1:
 		return inputErr("dim = %d needs more than %d points: use more points or a smaller dim", s.Dim, s.Dim+1)
+	case (s.Solver == SolverSparse || s.Solver == SolverSparseCholesky) && n < s.Dim+sparseRoom:
+		return inputErr("dim = %d with n = %d points: the sparse solvers' Lanczos basis needs n >= dim + %d: use SolverDense (or SolverAuto), more points or a smaller dim", s.Dim, n, sparseRoom)
+	case s.Method == Direct && s.K < 2:
+		return inputErr("direct with k = %d: a single neighbour's weight is fixed at 1, so there is nothing to sample: use k >= 2", s.K)
 	case s.Method == EM && d >= s.K-1 && s.Dim >= s.K-1:
 		// With d >= k - 1 a point's fibre is empty and EM falls back to the fibre of its
 		// local dim-dimensional PCA (fibreBasis), which is empty too unless dim <= k - 2.
@@ -157,16 +161,16 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("reg = %v: the regularization must be a positive finite number", s.Reg)
 	case s.EMIters < 1:
 		return inputErr("em-iters = %d: must be at least 1", s.EMIters)
-	case !(s.EMTol > 0):
-		return inputErr("em-tol = %v: must be positive", s.EMTol)
+	case !(s.EMTol > 0) || math.IsInf(s.EMTol, 0):
+		return inputErr("em-tol = %v: must be a positive finite number, such as the default 1e-10", s.EMTol)
 	case s.DirectRidge < 0 || math.IsNaN(s.DirectRidge) || math.IsInf(s.DirectRidge, 0):
 		return inputErr("direct-ridge = %v: must be a non-negative finite number", s.DirectRidge)
 	case s.RegMode != RegTrace && s.RegMode != RegAbsolute:
-		return inputErr("unknown regularization mode %d", int(s.RegMode))
+		return inputErr("unknown regularization mode %d: use RegTrace or RegAbsolute", int(s.RegMode))
 	case s.Scaling != UnitNorm && s.Scaling != PaperScaling:
-		return inputErr("unknown scaling %d", int(s.Scaling))
+		return inputErr("unknown scaling %d: use UnitNorm or PaperScaling", int(s.Scaling))
 	case s.Solver < SolverAuto || s.Solver > SolverSparseCholesky:
-		return inputErr("unknown solver %d", int(s.Solver))
+		return inputErr("unknown solver %d: use SolverAuto, SolverDense, SolverSparse or SolverSparseCholesky", int(s.Solver))
 	}
 	return nil
 }
@@ -197,7 +201,7 @@ func checkData(x []float64, n, d int) error {
 func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	tFit := time.Now()
 	if X == nil || X.IsEmpty() {
-		return nil, inputErr("the data matrix is empty: pass at least k+2 points")
+		return nil, inputErr("the data matrix is empty: pass at least k+1 points (k = %d)", s.withDefaults().K)
 	}
 	n, d := X.Dims()
 	s = s.withDefaults()

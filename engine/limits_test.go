@@ -225,3 +225,42 @@ func TestDirectPaperSingularMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestDimNearN: Dim close to n, where the sparse solvers' Lanczos basis does not fit (it needs
+// n >= Dim + 4): SolverAuto uses the dense solver and fits; an explicit sparse solver is an
+// *InputError naming the limit (both were an untyped "NEV too large" error from the eigensolver).
+// Also: direct with k = 1 (nothing to sample) and a non-finite EMTol are refused up front.
+func TestDimNearN(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(70, 80))
+	X := mat.NewDense(70, 80, nil)
+	for i := 0; i < 70; i++ {
+		for j := 0; j < 80; j++ {
+			X.Set(i, j, rng.NormFloat64())
+		}
+	}
+	m, err := Fit(ctx, X, Settings{Dim: 66})
+	if err != nil {
+		t.Fatalf("SolverAuto, n = 70, dim = 66: %v", err)
+	}
+	if m.Report.Eigen.Solver != "dense" {
+		t.Errorf("SolverAuto, n = 70, dim = 66: solver %q, want dense", m.Report.Eigen.Solver)
+	}
+	var ie *InputError
+	for _, s := range []Settings{
+		{Dim: 67, Solver: SolverSparse},
+		{Dim: 67, Solver: SolverSparseCholesky, Method: EMPaper},
+	} {
+		if _, err := Fit(ctx, X, s); !errors.As(err, &ie) || !strings.Contains(ie.Msg, "needs n >= dim + 5") {
+			t.Errorf("%+v: %v, want an InputError naming the limit", s, err)
+		}
+	}
+	if _, err := Fit(ctx, X, Settings{Dim: 65, Solver: SolverSparse}); err != nil {
+		t.Errorf("n = 70, dim = 65 (= n - sparseRoom), SolverSparse: %v", err)
+	}
+	for _, s := range []Settings{{Method: Direct, K: 1}, {Method: EM, EMTol: math.Inf(1)}} {
+		if _, err := Fit(ctx, X, s); !errors.As(err, &ie) {
+			t.Errorf("%+v: %v, want an InputError", s, err)
+		}
+	}
+}
