@@ -264,3 +264,53 @@ func TestDimNearN(t *testing.T) {
 		}
 	}
 }
+
+// TestRawMagnitudeLimit: the methods on raw coordinates accept data up to maxRawFitMagnitude
+// (about 5e75 here) and give there the draws they give at scale 1 (the ridge scaled along);
+// above it they refuse the data. Up to session 30 they accepted 2.9e152 and from about 1e78
+// em-paper's sigma_i and em's fibre projectors (absolute ridge) came out wrong silently.
+func TestRawMagnitudeLimit(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1) // max |x| about 18.4
+	big := func(c float64) *mat.Dense {
+		Y := mat.DenseCopyOf(X)
+		Y.Scale(c, Y)
+		return Y
+	}
+	for _, meth := range []Method{EM, EMPaper} {
+		settings := func(c float64) Settings {
+			if meth == EM {
+				return Settings{Method: EM, RegMode: RegAbsolute, Reg: 1e-3 * c * c}
+			}
+			return Settings{Method: EMPaper}
+		}
+		var ref []float64
+		for _, c := range []float64{1, 2e74} { // 2e74 * 18.4 = 3.7e75, just below the limit
+			m, err := Fit(ctx, big(c), settings(c))
+			if err != nil {
+				t.Fatalf("%v at scale %g: %v", meth, c, err)
+			}
+			w := make([]float64, m.N*m.K)
+			if err := m.SampleWeights(ctx, w, 1, 0, 1); err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = w
+				continue
+			}
+			d := 0.0
+			for i := range w {
+				d = math.Max(d, math.Abs(w[i]-ref[i]))
+			}
+			// Weights of size ~0.1-5: only the scaling's round-off differs (observed 9e-14);
+			// the silent failure was O(1).
+			if d > 1e-10 {
+				t.Errorf("%v at scale %g: draws differ from scale 1 by %g", meth, c, d)
+			}
+		}
+		var ie *InputError
+		if _, err := Fit(ctx, big(1e75), settings(1e75)); !errors.As(err, &ie) || !strings.Contains(ie.Msg, "too large") {
+			t.Errorf("%v at scale 1e75 (max |x| 1.8e76): %v, want an InputError", meth, err)
+		}
+	}
+}

@@ -45,10 +45,19 @@ func ldexpAll(x []float64, e int) []float64 {
 	return out
 }
 
-// maxRawMagnitude is the largest |value| the methods that work on raw coordinates accept:
-// squared distances and Gram entries (sums of up to d*k*4 squares of differences) stay finite.
+// maxRawMagnitude is the largest |value| whose squared distances and Gram entries (sums of up
+// to d*k*4 squares of differences) stay finite: the bound for new points of a model.
 func maxRawMagnitude(d, k int) float64 {
 	return math.Sqrt(math.MaxFloat64/float64(4*d*(k+1))) / 4
+}
+
+// maxRawFitMagnitude is the largest |value| the methods that work on raw coordinates accept:
+// the local computations also square Gram entries (norms, rank tolerances, eigenvalue sweeps),
+// so those squares, about (4 d)^2 (k+1)^2 |x|^4 summed, must stay finite as well: about 5e75
+// for d = 3 and k = 10. Above it em-paper's sigma_i and the fibre projectors of em with an
+// absolute ridge came out wrong without an error (1e80, a library review in session 30).
+func maxRawFitMagnitude(d, k int) float64 {
+	return math.Sqrt(math.Sqrt(math.MaxFloat64/float64(16*d*d*(k+1)*(k+1)))) / 2
 }
 
 // minRawExponent: the methods that work on raw coordinates refuse data whose largest
@@ -65,14 +74,14 @@ func prepareScale(x []float64, n, d int, s Settings) ([]float64, int, error) {
 		e := scaleExponent(x)
 		return ldexpAll(x, e), e, nil
 	}
-	lim := maxRawMagnitude(d, s.K)
+	lim := maxRawFitMagnitude(d, s.K)
 	if e := scaleExponent(x); e != 0 && e < minRawExponent {
 		return nil, 0, inputErr("the data's largest value is about 2^%d, too small for method %s with %s ridge (squared distances underflow float64 below 2^%d): multiply the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
 			e, s.Method, regModeText(s.RegMode), 2*minRawExponent)
 	}
 	for i, v := range x {
 		if math.Abs(v) > lim {
-			return nil, 0, inputErr("the value %g at row %d, column %d is too large for method %s with %s ridge (its squared distances overflow float64, limit %.3g): divide the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
+			return nil, 0, inputErr("the value %g at row %d, column %d is too large for method %s with %s ridge (its squared distances and Gram matrices overflow float64, limit %.3g): divide the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
 				v, i/d, i%d, s.Method, regModeText(s.RegMode), lim)
 		}
 	}
@@ -117,6 +126,9 @@ func (m *Model) scaleQuery(xq []float64, d int) ([]float64, error) {
 	e := m.st.scaleExp
 	out := ldexpAll(xq, e)
 	lim := maxRawMagnitude(d, m.K) // the training data lie within it (prepareScale)
+	if !scaleInvariant(Settings{Method: m.Method, RegMode: m.RegMode}) {
+		lim = maxRawFitMagnitude(d, m.K) // raw coordinates: as for the fit
+	}
 	for i, v := range out {
 		if math.Abs(v) > lim {
 			return nil, inputErr("new point %d has the value %g in column %d, so far beyond the training data (max |x| about 2^%d) that its squared distances overflow float64: remove the point or bring it into the training data's range", i/d, xq[i], i%d, e)

@@ -295,6 +295,20 @@ func LTSolve(l []float64, k int, b []float64) {
 	}
 }
 
+// jacobiSums returns the sums of squares of the scaled (by c) strictly upper and diagonal
+// entries of the symmetric n x n matrix a: SymEigen's convergence test.
+func jacobiSums(a []float64, n int, c float64) (off, diag float64) {
+	for p := 0; p < n; p++ {
+		v := c * a[p*n+p]
+		diag += v * v
+		for q := p + 1; q < n; q++ {
+			v := c * a[p*n+q]
+			off += v * v
+		}
+	}
+	return off, diag
+}
+
 // SymEigen computes the eigendecomposition a = V diag(w) V^T of the symmetric n x n matrix a
 // by the cyclic Jacobi method. On return w holds the eigenvalues in descending order and v
 // (n x n, row-major) the matching orthonormal eigenvectors in its columns; a is destroyed.
@@ -310,13 +324,15 @@ func SymEigen(a []float64, n int, w, v []float64) {
 		v[i*n+i] = 1
 	}
 	for sweep := 0; sweep < 60; sweep++ {
-		off := 0.0
-		diag := 0.0
-		for p := 0; p < n; p++ {
-			diag += a[p*n+p] * a[p*n+p]
-			for q := p + 1; q < n; q++ {
-				off += a[p*n+q] * a[p*n+q]
+		off, diag := jacobiSums(a, n, 1)
+		if math.IsInf(off, 0) || math.IsInf(diag, 0) {
+			// Entries beyond ~1e154 overflow the squares (the test would stop before any
+			// rotation): the same test on a scaled copy of the sums, only on this rare path.
+			mx := 0.0
+			for _, v := range a[:n*n] {
+				mx = max(mx, math.Abs(v))
 			}
+			off, diag = jacobiSums(a, n, 1/mx)
 		}
 		if off == 0 || off <= 1e-34*diag {
 			break
