@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"glle/kernels"
+	"glle/sparse"
 	"glle/parallel"
 )
 
@@ -270,6 +271,11 @@ func denseSmallest(ctx context.Context, n, k int, nbr []int32, w []float64, nev 
 	er := EigenReport{Solver: "dense", Deflated: deflate}
 	mm := denseM(n, k, nbr, w)
 	norm := denseNormInf(mm, n)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		// Weights so large that M overflows (a generation at a huge covariance scale): the
+		// factorization and the full eigendecomposition would return NaNs or fail to converge.
+		return nil, nil, er, fmt.Errorf("dense eigensolver: ||M||_inf = %g: %w", norm, sparse.ErrNonFinite)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, er, err
 	}

@@ -150,12 +150,24 @@ func TestHugeCovarianceScale(t *testing.T) {
 	X, _ := bench.SwissRoll(300, 1)
 	Q, _ := bench.SwissRoll(20, 2)
 	for _, c := range []struct {
-		meth Method
-		a    float64
-	}{{EM, 1e125}, {Direct, 1e115}, {EM, 1e200}, {EMPaper, math.MaxFloat64}, {Direct, math.MaxFloat64}, {EM, math.MaxFloat64}} {
-		m := mustFit(t, X, settingsFor(c.meth))
-		Y, _, err := m.Generate(ctx, 1, 0, c.a)
-		what := fmt.Sprintf("%v Generate at a = %g", c.meth, c.a)
+		meth  Method
+		a     float64
+		dense bool
+	}{{EM, 1e125, false}, {Direct, 1e115, false}, {EM, 1e200, false}, {EMPaper, math.MaxFloat64, false},
+		{Direct, math.MaxFloat64, false}, {EM, math.MaxFloat64, false},
+		// The dense solver: M overflows to Inf; it returned a NaN residual without an error
+		// (em, direct) or an untyped "did not converge" (direct-paper) before session 30.
+		{EM, math.MaxFloat64, true}, {Direct, math.MaxFloat64, true}, {DirectPaper, 1e306, true}} {
+		s := settingsFor(c.meth)
+		if c.dense {
+			s.Solver = SolverDense
+		}
+		m := mustFit(t, X, s)
+		Y, rep, err := m.Generate(ctx, 1, 0, c.a)
+		what := fmt.Sprintf("%v Generate at a = %g (dense %v)", c.meth, c.a, c.dense)
+		if err == nil && math.IsNaN(rep.Eigen.MaxResidual) {
+			t.Errorf("%s: no error but a NaN residual", what)
+		}
 		var ie *InputError
 		var de *DegenerateError
 		switch {
