@@ -13,8 +13,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"glle/kernels"
-	"glle/sparse"
 	"glle/parallel"
+	"glle/sparse"
 )
 
 // embedCache owns what the linear embedding reuses between the fit and every generation.
