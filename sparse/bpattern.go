@@ -397,11 +397,11 @@ func (b *BPattern) normAll() float64 {
 		for i := range sc.stamp {
 			sc.stamp[i] = -1 // stamps of the last call name rows of this one
 		}
-		mx := 0.0
+		mx, acc := 0.0, sc.acc
 		for a := lo; a < hi; a++ {
 			sum := 0.0
 			for _, j := range b.gatherRow(sc, a) {
-				sum += math.Abs(sc.acc[j])
+				sum += math.Abs(acc[j])
 			}
 			mx = max(mx, sum)
 		}
@@ -419,25 +419,34 @@ func (b *BPattern) gatherRow(sc *normScratch, a int) []int32 {
 	k, w, nb, none := b.k, b.wbuf, b.nbr, slotNone(b.n, b.k)
 	acc, stamp, touched := sc.acc, sc.stamp, sc.touched[:0]
 	a32 := int32(a)
-	add := func(j int32, v float64) {
-		if stamp[j] != a32 {
-			stamp[j] = a32
-			acc[j] = v
-			touched = append(touched, j)
+	// Row a of B^T B sums c * (row i of B) over the rows i with c = B[i][a] != 0: first
+	// i = a (c = 1), then the points having a as a neighbour (c = -w). Row i of B is 1 at i
+	// and -w at i's neighbours.
+	for q := b.rowPtr[a] - 1; q < b.rowPtr[a+1]; q++ {
+		i, c := a, 1.0
+		if q >= b.rowPtr[a] {
+			s := b.rev[q]
+			if s >= none {
+				continue
+			}
+			i, c = int(b.colIdx[q]), -w[s]
+		}
+		if stamp[i] != a32 {
+			stamp[i] = a32
+			acc[i] = c
+			touched = append(touched, int32(i))
 		} else {
-			acc[j] += v
+			acc[i] += c
 		}
-	}
-	contrib := func(i int, c float64) {
-		add(int32(i), c)
 		for j, d := range nb[i*k : i*k+k] {
-			add(d, -c*w[i*k+j])
-		}
-	}
-	contrib(a, 1)
-	for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
-		if s := b.rev[q]; s < none {
-			contrib(int(b.colIdx[q]), -w[s])
+			v := -c * w[i*k+j]
+			if stamp[d] != a32 {
+				stamp[d] = a32
+				acc[d] = v
+				touched = append(touched, d)
+			} else {
+				acc[d] += v
+			}
 		}
 	}
 	sc.touched = touched // keep a grown buffer
