@@ -381,9 +381,11 @@ type normScratch struct {
 
 // normAll returns max_a sum_c |M[a][c]| over all rows, each accumulated in a dense per-worker
 // array whose entries are claimed by a per-row stamp (at n = 200k about 45 ms on two workers).
-// The arrays are allocated on the first call and kept.
+// The arrays are allocated on the first call and kept. Its row loop repeats gatherRow's
+// inline: calling gatherRow per row made it 14% slower (session 30).
 func (b *BPattern) normAll() float64 {
-	n, nw := b.n, min(b.workers, b.n)
+	n, k, nw := b.n, b.k, min(b.workers, b.n)
+	nb, w, none := b.nbr, b.wbuf, slotNone(b.n, b.k)
 	for len(b.norm) < nw {
 		b.norm = append(b.norm, normScratch{acc: make([]float64, n), stamp: make([]int32, n),
 			touched: make([]int32, 0, 256)})
@@ -394,17 +396,43 @@ func (b *BPattern) normAll() float64 {
 	maxes := b.normMax[:nw]
 	_ = parallel.For(context.Background(), n, nw, func(_ context.Context, wk, lo, hi int) error {
 		sc := &b.norm[wk]
-		for i := range sc.stamp {
-			sc.stamp[i] = -1 // stamps of the last call name rows of this one
+		acc, stamp := sc.acc, sc.stamp
+		for i := range stamp {
+			stamp[i] = -1 // stamps of the last call name rows of this one
 		}
-		mx, acc := 0.0, sc.acc
+		touched := sc.touched[:0]
+		mx := 0.0
 		for a := lo; a < hi; a++ {
+			a32 := int32(a)
+			touched = touched[:0]
+			add := func(j int32, v float64) {
+				if stamp[j] != a32 {
+					stamp[j] = a32
+					acc[j] = v
+					touched = append(touched, j)
+				} else {
+					acc[j] += v
+				}
+			}
+			contrib := func(i int, c float64) {
+				add(int32(i), c)
+				for j, d := range nb[i*k : i*k+k] {
+					add(d, -c*w[i*k+j])
+				}
+			}
+			contrib(a, 1)
+			for q := b.rowPtr[a]; q < b.rowPtr[a+1]; q++ {
+				if s := b.rev[q]; s < none {
+					contrib(int(b.colIdx[q]), -w[s])
+				}
+			}
 			sum := 0.0
-			for _, j := range b.gatherRow(sc, a) {
+			for _, j := range touched {
 				sum += math.Abs(acc[j])
 			}
 			mx = max(mx, sum)
 		}
+		sc.touched = touched[:0] // keep a grown buffer
 		maxes[wk] = mx
 		return nil
 	})
