@@ -253,7 +253,10 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	}
 	rep.stage("draw", tDraw)
 	Y, vals, er, err := m.st.emb.embed(ctx, into, w, m.drawsSumToOne(), m.Embedding, func(Progress) {}, rep)
-	if errors.Is(err, sparse.ErrNonFinite) {
+	var de *DegenerateError
+	if errors.Is(err, sparse.ErrNonFinite) || (errors.As(err, &de) && de.Kind == "nonfinite") {
+		// The drawn weights are finite (SampleWeights checked them): their scale overflowed
+		// the assembly of M, the factorization or the eigensolve.
 		return nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g overflow the eigensolve (%v): use a smaller covariance scale", generation, a, err)}
 	}
 	if err != nil {
