@@ -247,22 +247,6 @@ func childCommand(ctx context.Context, grace time.Duration, name string, args ..
 	return cmd
 }
 
-// removeCreated removes the folders mkdirTracked created, innermost first, while they are
-// empty: the folders of a run that wrote nothing into them.
-func removeCreated(created []string) {
-	for i := len(created) - 1; i >= 0; i-- {
-		if os.Remove(created[i]) != nil {
-			return
-		}
-	}
-}
-
-// noSpace reports whether err says the device or the quota is full: a failure of the
-// surroundings (exit 1), not of the arguments.
-func noSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
-}
-
 func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 	if c.jsonPath != "" {
 		if err := checkWritable("json", c.jsonPath); err != nil {
@@ -290,10 +274,7 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 		created, err := mkdirTracked(dir)
 		if err != nil {
 			removeCreated(created)
-			if noSpace(err) {
-				return fmt.Errorf("-keep %q cannot be created (%v): free space on that device or choose another folder", clip(dir), unwrapPath(err))
-			}
-			return badInput("choose a writable folder", "-keep %q cannot be created (%v)", clip(dir), unwrapPath(err))
+			return folderError("keep", dir, err)
 		}
 		if len(created) > 0 {
 			defer func() {

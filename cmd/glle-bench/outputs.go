@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"glle/bench/dataio"
 	"glle/parallel"
@@ -141,16 +142,39 @@ func (o *outputs) mkdir(flagName, dir string) error {
 		stage(created[i], true)
 		o.dirs = append(o.dirs, created[i]) // deepest first
 	}
+	if err != nil {
+		return folderError(flagName, dir, err)
+	}
+	return nil
+}
+
+// folderError is the error of a failed mkdirTracked of the folder of flag -flagName: bad
+// input (exit 2), except a full device or quota (exit 1).
+func folderError(flagName, dir string, err error) error {
 	var nf *notFolderError
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &nf):
 		return badInput("choose a folder path", "-%s %q: %s is not a folder", flagName, clip(dir), clip(nf.path))
 	case noSpace(err):
 		return fmt.Errorf("-%s %q cannot be created (%v): free space on that device or choose another folder", flagName, clip(dir), unwrapPath(err))
 	}
 	return badInput("choose a writable folder", "-%s %q cannot be created (%v)", flagName, clip(dir), unwrapPath(err))
+}
+
+// removeCreated removes the folders mkdirTracked created, innermost first, while they are
+// empty: the folders of a run that wrote nothing into them.
+func removeCreated(created []string) {
+	for i := len(created) - 1; i >= 0; i-- {
+		if os.Remove(created[i]) != nil {
+			return
+		}
+	}
+}
+
+// noSpace reports whether err says the device or the quota is full: a failure of the
+// surroundings (exit 1), not of the arguments.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // done ends the run: after an error it removes what the run staged or created (cleanup) and
