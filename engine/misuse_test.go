@@ -290,3 +290,26 @@ func TestRestoreOwnsItsParts(t *testing.T) {
 		t.Error("editing the Saved slices after Restore changed the restored model's generation")
 	}
 }
+
+// TestRestoredHugeVariance: a restored em model whose sigma_i were edited to 1e200 overflows
+// at a = 1; the error must name the variance, the real cause, and not only the covariance
+// scale (before session 31 it told the user to lower a = 1).
+func TestRestoredHugeVariance(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 2)
+	m := mustFit(t, X, settingsFor(EM))
+	sv := m.Saved()
+	sv.Sigma = slices.Clone(sv.Sigma)
+	for i := range sv.Sigma {
+		sv.Sigma[i] = 1e200 // weights of about 1e100: M's entries overflow
+	}
+	r, err := Restore(ctx, sv, 0, SolverAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = r.Generate(ctx, 1, 0, 1)
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "largest variance sigma_i is 1e+200") || !strings.Contains(ie.Msg, "|w| = ") {
+		t.Fatalf("got %T %v, want an InputError naming the largest sigma_i and the weights' size", err, err)
+	}
+}

@@ -257,7 +257,14 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if errors.Is(err, sparse.ErrNonFinite) || (errors.As(err, &de) && de.Kind == "nonfinite") {
 		// The drawn weights are finite (SampleWeights checked them): their scale overflowed
 		// the assembly of M, the factorization or the eigensolve.
-		return nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g overflow the eigensolve (%v): use a smaller covariance scale", generation, a, err)}
+		// Name the magnitude that overflowed, and the variances behind it: a restored model
+		// whose sigma_i were edited overflows at a = 1, where the fix is the model, not a.
+		wmax := maxAbs(w)
+		cause := ""
+		if smax := maxAbs(m.Sigma); smax > 0 {
+			cause = fmt.Sprintf(", or refit: the model's largest variance sigma_i is %.3g", smax)
+		}
+		return nil, &InputError{Msg: fmt.Sprintf("generation %d: the weights drawn at covariance scale a = %g reach |w| = %.3g and overflow the eigensolve (%v): use a smaller covariance scale%s", generation, a, wmax, err, cause)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("generation %d: %w", generation, err)
@@ -423,3 +430,12 @@ func (m *Model) meanSumsToOne() bool { return m.Method != EMPaper }
 // Direct's conditioned Gamma_i keep 1^T w = 1, while EMPaper's means do not sum to one and
 // DirectPaper's draws from N(w_i^LLE, Gamma_i) of Eq. (37) are not conditioned on it.
 func (m *Model) drawsSumToOne() bool { return m.Method == EM || m.Method == Direct }
+
+// maxAbs returns the largest |v| of v (0 for an empty slice).
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, math.Abs(x))
+	}
+	return m
+}
