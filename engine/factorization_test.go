@@ -97,6 +97,14 @@ func TestLUFallback(t *testing.T) {
 	if er.Factorization != "cholesky" || er.LUFallback == "" || er.NNZM == 0 {
 		t.Fatalf("factorization %q, fallback %q, nnz(M) %d: want the Cholesky fallback reported", er.Factorization, er.LUFallback, er.NNZM)
 	}
+	// The report counts the failed LU attempt too: its factorization at shift 0 and its
+	// products (the hook fails it after a full solve, the one ref ran). Before session 31
+	// the Cholesky run's counts replaced them.
+	lu := ref.Report.Eigen
+	if er.Factorizations < 2 || len(er.Shifts) != er.Factorizations || er.Shifts[0] != 0 || er.OpApplies <= lu.OpApplies {
+		t.Errorf("fallback report: %d factorizations, shifts %v, %d products; want the LU attempt's (shift 0, %d products) included",
+			er.Factorizations, er.Shifts, er.OpApplies, lu.OpApplies)
+	}
 	if s := maxPrincipalSine(m.Embedding, ref.Embedding); s > 1e-6 { // as TestBackendsAgree
 		t.Errorf("fallback embedding differs: sine %g", s)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"glle/parallel"
@@ -246,9 +247,9 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 		opts.Start = s.warm[:wp]
 	}
 	var (
-		res sparse.EigResult
-		err error
-		sym *sparse.Symbolic
+		res, luRes sparse.EigResult // luRes: a failed LU attempt, counted in the report too
+		err        error
+		sym        *sparse.Symbolic
 	)
 	if lu {
 		if s.lu == nil {
@@ -283,7 +284,7 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 			// B needs pivoting, or the operator was too inaccurate to converge: M's Cholesky
 			// factor decides.
 			er.LUFallback = err.Error()
-			lu = false
+			lu, luRes = false, res
 		default:
 			return nil, nil, er, fmt.Errorf("eigensolver: %w", err)
 		}
@@ -323,10 +324,11 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 			StageTime{Name: "factor", Seconds: res.FactorTime.Seconds()},
 			StageTime{Name: "eigensolve", Seconds: (res.TotalTime - res.FactorTime).Seconds()})
 	}
-	er.Iterations = res.Iterations
-	er.OpApplies = res.OpApplies
-	er.Factorizations = res.Factorizations
-	er.Shifts = res.Shifts
+	// The counts cover both attempts when the LU one fell back (luRes is zero otherwise).
+	er.Iterations = luRes.Iterations + res.Iterations
+	er.OpApplies = luRes.OpApplies + res.OpApplies
+	er.Factorizations = luRes.Factorizations + res.Factorizations
+	er.Shifts = append(slices.Clone(luRes.Shifts), res.Shifts...)
 	er.Shift = res.Shift
 	for _, r := range res.Residuals {
 		if res.NormA > 0 {

@@ -291,6 +291,9 @@ func analyze[I int | int32](ctx context.Context, n int, rowPtr []int, colIdx []I
 		if p, err = amdOrderCounts(ctx, g, p, prog, amdCC, rule); err != nil {
 			return nil, err // a graph rebuild finishes on its own (buffered channel)
 		}
+		if n > 0 && amdCC[0] < 0 {
+			amdCC = nil // dense vertices ordered last: the analysis counts the columns
+		}
 		g = nil
 		if again != nil {
 			g = <-again

@@ -217,9 +217,9 @@ func NewEigensolver(a SymMatrix, op Operator) *Eigensolver {
 // lambda = sigma + 1/nu. Errors:
 // *NotConvergedError (result holds the unconverged approximations), *ShiftError, context
 // errors, and plain errors for invalid options.
-func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult, error) {
+func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (res EigResult, err error) {
 	t0 := time.Now()
-	var res EigResult
+	defer func() { res.TotalTime = time.Since(t0) }() // on every return, errors included
 	n := e.a.N()
 	cfg, err := resolveOptionsCached(n, opts, &e.lz.dc)
 	if err != nil {
@@ -334,7 +334,6 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			// return none). Return this run's approximations instead, without re-factoring.
 			keepWanted(&run, cfg)
 			fillResult(&res, run, sigma, n)
-			res.TotalTime = time.Since(t0)
 			return res, notConverged(res, cfg, run.converged, normA, sigma, false)
 		}
 		if run.reshift != 0 {
@@ -365,7 +364,6 @@ func (e *Eigensolver) Smallest(ctx context.Context, opts EigOptions) (EigResult,
 			// Back at the previous shift: report this run's stall below.
 		}
 		fillResult(&res, run, sigma, n)
-		res.TotalTime = time.Since(t0)
 		if run.converged < cfg.nev {
 			return res, notConverged(res, cfg, run.converged, normA, sigma, run.stalled)
 		}
@@ -488,7 +486,34 @@ func sameBits(x, y []float64, workers int) bool {
 func resolveOptions(n int, o EigOptions) (eigConfig, error) { return resolveOptionsCached(n, o, nil) }
 
 // resolveOptionsCached is resolveOptions reusing the deflation basis kept in dc (nil: none).
+// It adds the Lanczos size rules (NEV + 3 <= n - len(Deflate), NCV < n - len(Deflate)) to
+// resolveCommon.
 func resolveOptionsCached(n int, o EigOptions, dc *deflCache) (eigConfig, error) {
+	c, err := resolveCommon(n, o, dc)
+	if err != nil {
+		return c, err
+	}
+	room := n - len(c.defl)
+	if c.nev+3 > room {
+		return c, fmt.Errorf("sparse: eigensolver options: NEV = %d too large for n = %d with %d deflated vectors (Lanczos needs NEV + 3 <= n - deflated: use DenseSmallest)", c.nev, n, len(c.defl))
+	}
+	if c.ncv == 0 {
+		c.ncv = max(2*c.nev+10, 20)
+	}
+	// The basis holds NCV+1 vectors orthogonal to the deflation space, so NCV < room.
+	c.ncv = min(c.ncv, room-1)
+	if c.ncv < c.nev+2 {
+		return c, fmt.Errorf("sparse: eigensolver options: NCV = %d, need at least NEV + 2 = %d (n = %d with %d deflated vectors is too small for Lanczos: use DenseSmallest)", c.ncv, c.nev+2, n, len(c.defl))
+	}
+	return c, nil
+}
+
+// resolveCommon applies the defaults, validates the options and orthonormalises the
+// deflation vectors (reusing dc's basis when it holds them).
+func resolveCommon(n int, o EigOptions, dc *deflCache) (eigConfig, error) {
+	if o.NEV < 0 || o.NCV < 0 || o.MaxOps < 0 || o.Tol < 0 || math.IsNaN(o.Tol) {
+		return eigConfig{}, fmt.Errorf("sparse: eigensolver options: negative NEV, NCV, MaxOps or Tol")
+	}
 	c := eigConfig{nev: o.NEV, ncv: o.NCV, maxOps: o.MaxOps, tol: o.Tol, seed: o.Seed, start: o.Start,
 		workers: parallel.Workers(o.Workers), boundOnly: o.boundOnly}
 	if c.nev == 0 {
@@ -500,9 +525,6 @@ func resolveOptionsCached(n int, o EigOptions, dc *deflCache) (eigConfig, error)
 	c.tol = max(c.tol, 1e-14)
 	if c.maxOps == 0 {
 		c.maxOps = 500
-	}
-	if c.nev < 0 || c.ncv < 0 || c.maxOps < 0 || c.tol < 0 || math.IsNaN(c.tol) {
-		return c, fmt.Errorf("sparse: eigensolver options: negative NEV, NCV, MaxOps or Tol")
 	}
 	for _, d := range o.Deflate {
 		if len(d) != n {
@@ -545,18 +567,6 @@ func resolveOptionsCached(n int, o EigOptions, dc *deflCache) (eigConfig, error)
 		}
 	}
 	c.dst = o.Vectors
-	room := n - len(c.defl)
-	if c.nev+3 > room {
-		return c, fmt.Errorf("sparse: eigensolver options: NEV = %d too large for n = %d with %d deflated vectors", c.nev, n, len(c.defl))
-	}
-	if c.ncv == 0 {
-		c.ncv = max(2*c.nev+10, 20)
-	}
-	// The basis holds NCV+1 vectors orthogonal to the deflation space, so NCV < room.
-	c.ncv = min(c.ncv, room-1)
-	if c.ncv < c.nev+2 {
-		return c, fmt.Errorf("sparse: eigensolver options: NCV = %d, need at least NEV + 2 = %d (n = %d with %d deflated vectors is too small for Lanczos: use DenseSmallest)", c.ncv, c.nev+2, n, len(c.defl))
-	}
 	return c, nil
 }
 

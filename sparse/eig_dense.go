@@ -32,12 +32,15 @@ func DenseSmallest(n int, a []float64, nev int, deflate [][]float64) (EigResult,
 	if len(a) != n*n {
 		return res, fmt.Errorf("sparse: DenseSmallest: len(a) = %d, want n*n = %d", len(a), n*n)
 	}
-	cfg, err := resolveOptions(n, EigOptions{NEV: max(nev, 1), Deflate: deflate})
+	if nev < 1 {
+		return res, fmt.Errorf("sparse: DenseSmallest: nev = %d, need >= 1", nev)
+	}
+	cfg, err := resolveCommon(n, EigOptions{NEV: nev, Deflate: deflate}, nil)
 	if err != nil {
 		return res, err
 	}
-	if nev < 1 {
-		return res, fmt.Errorf("sparse: DenseSmallest: nev = %d, need >= 1", nev)
+	if room := n - len(cfg.defl); nev > room {
+		return res, fmt.Errorf("sparse: DenseSmallest: nev = %d but only n - deflated = %d eigenpairs exist", nev, room)
 	}
 	normA := 0.0
 	for i := 0; i < n; i++ {

@@ -63,7 +63,8 @@ const publishEvery = 512
 // are in perm it publishes len(perm) to pub (nil: none), after those entries are written;
 // they never change afterwards. When cc is not nil (length n) it also sets cc[k] to the
 // number of nonzeros (diagonal included) of column k of the Cholesky factor in the
-// ordering's numbering. rule picks the pivots: ruleDegree is AMD, ruleMeanFill the same
+// ordering's numbering, or cc[0] to -1 when it ordered dense vertices last (their entries
+// are not in those counts). rule picks the pivots: ruleDegree is AMD, ruleMeanFill the same
 // elimination choosing by approximate mean fill (OrderingAMF).
 func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgress, cc []int32, rule pivotRule) ([]int32, error) {
 	n := g.n
@@ -167,22 +168,51 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 	// the heap when they grow).
 	const elCap = 8
 	elFlat := make([]int32, n*elCap)
+	// Dense vertices (degree above denseDegree) are left out of the elimination and ordered
+	// last, as in Amestoy, Davis and Duff's AMD: a hub adjacent to most vertices would make
+	// every pivot next to it scan its whole list (quadratic time), and eliminated early it
+	// would join all its neighbours into one clique.
+	thr := denseDegree(n)
+	var dense []int32
+	for i := 0; i < n; i++ {
+		if g.xadj[i+1]-g.xadj[i] > thr {
+			dense = append(dense, int32(i))
+			vs[i].stamp = -1 // marks a dense vertex until the lists are pruned
+		}
+	}
 	for i := 0; i < n; i++ {
 		vs[i].nv = 1
 		lo, hi := g.xadj[i], g.xadj[i+1]
 		a := flat[lo:hi:hi]
+		if len(dense) > 0 {
+			if vs[i].stamp < 0 {
+				continue
+			}
+			a = a[:0]
+			for _, v := range flat[lo:hi] {
+				if vs[v].stamp >= 0 {
+					a = append(a, v)
+				}
+			}
+		}
 		lists[i].va = a
 		lists[i].ea = elFlat[i*elCap : i*elCap : (i+1)*elCap]
 		memNext[i] = -1
 		memLast[i] = int32(i)
 		insert(int32(i), score(int32(i), len(a), 0))
 	}
+	for _, v := range dense {
+		vs[v] = vstate{} // never a live variable: the elimination skips it
+	}
+	n -= len(dense)    // the vertices the elimination orders
 	mindeg := int32(0) // no bucket below it is occupied
 	nel := 0
 	published := 0 // length of perm last published
+	work := 0      // list entries scanned since the last look at ctx
 	var lp []int32
 	for step := 0; nel < n; step++ {
-		if step&4095 == 4095 {
+		if step&4095 == 4095 || work > amdCtxWork {
+			work = 0
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -230,6 +260,7 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		// Prune the adjacency of each i in L_p; mass-eliminate variables adjacent to p only.
 		k := 0
 		for _, i := range lp {
+			work += len(lists[i].va) + len(lists[i].ea)
 			es := lists[i].ea[:0]
 			for _, e := range lists[i].ea {
 				if !dead[e] {
@@ -392,5 +423,22 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 			published = len(perm)
 		}
 	}
+	if len(dense) > 0 {
+		perm = append(perm, dense...)
+		if cc != nil {
+			// The counts above ignore the dense vertices' entries: let the analysis count.
+			cc[0] = -1
+		}
+	}
 	return perm, nil
+}
+
+// amdCtxWork is how many adjacency entries AMD scans between two looks at its context
+// (about 10-50 ms), besides every 4096 pivots.
+const amdCtxWork = 1 << 24
+
+// denseDegree is the degree above which AMD orders a vertex last without eliminating it:
+// max(16, 10 sqrt(n)), the default of Amestoy, Davis and Duff's AMD.
+func denseDegree(n int) int {
+	return int(max(16, 10*math.Sqrt(float64(n))))
 }

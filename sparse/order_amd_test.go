@@ -2,6 +2,8 @@ package sparse
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -115,4 +117,110 @@ func TestAMFFewerFlops(t *testing.T) {
 		}
 		return g.Symbolic()
 	})
+}
+
+// TestAMDDenseVerticesLast: vertices of degree above denseDegree(n) are ordered last without
+// being eliminated (a hub made AMD quadratic: 12 s at n = 100k before session 31, 0.1 s
+// after), AMD then leaves the column counts to the analysis (cc[0] = -1), and the factor of a
+// matrix with such rows still solves to round-off.
+func TestAMDDenseVerticesLast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	const n = 2000
+	base := randomSPD(rng, n, 6, false)
+	var is, js []int
+	var vs []float64
+	diag := make([]float64, n)
+	for i := 0; i < n; i++ {
+		for q := base.rowPtr[i]; q < base.rowPtr[i+1]; q++ {
+			if j := base.colIdx[q]; j < i {
+				is, js, vs = append(is, i), append(js, j), append(vs, base.val[q])
+				diag[i] += math.Abs(base.val[q])
+				diag[j] += math.Abs(base.val[q])
+			}
+		}
+	}
+	hubs := []int{5, 1717}
+	for h, hub := range hubs {
+		for j := 0; j < n; j += 1 + h { // hub 5 touches every vertex, 1717 every other one
+			if j == hub {
+				continue
+			}
+			v := 0.1 * (rng.Float64() - 0.5)
+			i, jj := max(hub, j), min(hub, j)
+			is, js, vs = append(is, i), append(js, jj), append(vs, v)
+			diag[i] += math.Abs(v)
+			diag[jj] += math.Abs(v)
+		}
+	}
+	for i := 0; i < n; i++ {
+		is, js, vs = append(is, i), append(js, i), append(vs, diag[i]+1)
+	}
+	a := csrFromTriplets(n, is, js, vs, true)
+	for _, rule := range []pivotRule{ruleDegree, ruleMeanFill} {
+		cc := make([]int32, n)
+		p, err := amdOrderCounts(context.Background(), buildGraph(n, a.rowPtr, a.colIdx), make([]int32, 0, n), nil, cc, rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make([]bool, n)
+		for _, v := range p {
+			seen[v] = true
+		}
+		if len(p) != n || slices.Contains(seen, false) {
+			t.Fatalf("rule %d: not a permutation of 0..%d", rule, n-1)
+		}
+		last := []int{int(p[n-2]), int(p[n-1])}
+		slices.Sort(last)
+		if !slices.Equal(last, hubs) || cc[0] != -1 {
+			t.Errorf("rule %d: last two pivots %v (want the dense vertices %v), cc[0] = %d (want -1)", rule, last, hubs, cc[0])
+		}
+	}
+	for _, o := range []Ordering{OrderingAMD, OrderingAMF} {
+		for _, full := range []bool{true, false} {
+			m := a
+			if !full {
+				m = csrFromTriplets(n, is, js, vs, false)
+			}
+			_, f := factorOrFatal(t, m, SymbolicOptions{Ordering: o, Workers: 2}, -0.5)
+			b := randVec(rng, n)
+			x := make([]float64, n)
+			f.Solve(x, b)
+			if r := relResidual(m, -0.5, x, b); r > residualTol {
+				t.Errorf("%v full=%v: residual %g", o, full, r)
+			}
+		}
+	}
+}
+
+// BenchmarkAMDHub orders a banded pattern (10 neighbours per vertex) with and without a hub
+// adjacent to every vertex: the hub's cost is the dense-vertex rule's (denseDegree).
+func BenchmarkAMDHub(b *testing.B) {
+	for _, n := range []int{100000} {
+		for _, hub := range []bool{false, true} {
+			rowPtr, colIdx := []int{0}, []int{}
+			for i := 0; i < n; i++ {
+				for j := max(i-5, 0); j <= min(i+5, n-1); j++ {
+					colIdx = append(colIdx, j)
+				}
+				if hub && i > 6 {
+					colIdx = append(colIdx, 0)
+				}
+				if hub && i == 0 {
+					for j := 6; j < n; j++ {
+						colIdx = append(colIdx, j)
+					}
+				}
+				rowPtr = append(rowPtr, len(colIdx))
+			}
+			b.Run(fmt.Sprintf("n=%d/hub=%v", n, hub), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					g := buildGraph(n, rowPtr, colIdx)
+					if _, err := amdOrder(context.Background(), g); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
