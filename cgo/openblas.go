@@ -6,7 +6,10 @@ package cgo
 #cgo LDFLAGS: -lopenblas -llapacke -lm
 #include <stdlib.h>
 #include <strings.h>
+#if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#define GLLE_X86 1
+#endif
 
 void openblas_set_num_threads(int num_threads);
 char* openblas_get_config(void);
@@ -15,6 +18,7 @@ char* openblas_get_corename(void);
 extern void gotoblas_dynamic_init(void) __attribute__((weak));
 extern void gotoblas_dynamic_quit(void) __attribute__((weak));
 
+#ifdef GLLE_X86
 static int glle_is_amd(void) {
 	unsigned int a, b, c, d;
 	if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
@@ -37,6 +41,11 @@ static int glle_isa(void) {
 	if (f && dq && cd && bw && vl && (xlo & 0xe0) == 0xe0) return 2; // opmask, ZMM state
 	return 1;
 }
+#else
+// Not x86: no CPUID; OpenBLAS's own kernel choice stands.
+static int glle_is_amd(void) { return 0; }
+static int glle_isa(void) { return 0; }
+#endif
 
 // glle_modern reports whether core names one of OpenBLAS's AVX2 or AVX-512 kernel sets.
 static int glle_modern(const char *core) {

@@ -16,7 +16,8 @@ import (
 
 // ReadMatrix reads an n x d data matrix (one point per row) from path, choosing the format by
 // extension: .npy (2-D, float64, float32 or integer dtype, converted to float64) or
-// .csv, .tsv, .txt (text, see ReadCSV). The matrix must have at least one row and one
+// .csv, .tsv, .txt (text, see ReadCSV; a .tsv file is always tab separated, so that an empty
+// cell is an error rather than merged with its neighbour). The matrix must have at least one row and one
 // column and only finite values. Errors are one line, prefixed with the path, and name the
 // offending row and column.
 func ReadMatrix(path string) (*mat.Dense, error) {
@@ -37,7 +38,11 @@ func ReadMatrix(path string) (*mat.Dense, error) {
 			return nil, err
 		}
 		defer f.Close()
-		m, _, err := ReadCSV(f)
+		var sep byte // detected
+		if strings.EqualFold(filepath.Ext(path), ".tsv") {
+			sep = '\t'
+		}
+		m, _, err := readDelimited(f, sep)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -71,52 +76,54 @@ func (a *Array) Matrix() (*mat.Dense, error) {
 
 // ReadCSV reads a numeric matrix from delimited text, one point per line.
 //
-// Values are separated by commas when the first non-blank, non-comment line contains a comma,
-// and by runs of spaces or tabs otherwise. Blank lines and lines starting with '#' are
-// skipped; a UTF-8 byte order mark, '\r' line ends, spaces around commas and double quotes
-// around cells are tolerated. The first line is a header when every one of its cells is
-// non-numeric; its names are returned (nil without a header). Every row must have the same
-// number of values; empty cells, non-numeric cells, NaN and infinities are errors naming the
-// line and column (both 1-based).
-func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
+// The first non-blank, non-comment line decides the separator: a comma when it contains one;
+// else a tab when it contains one and its tab-separated cells are all numbers or all names (a
+// header whose names contain spaces); else runs of spaces and tabs. With commas and tabs
+// every separator separates two cells, so an empty cell is an error. Blank lines and lines starting with '#' are
+// skipped; a UTF-8 byte order mark, "\r\n" and lone '\r' line ends, spaces around cells and
+// double quotes around cells are tolerated. The first line is a header when every one of its
+// cells is non-numeric; its names are returned (nil without a header). Every row must have the
+// same number of values; empty cells, non-numeric cells, NaN and infinities are errors naming
+// the line and column (both 1-based).
+func ReadCSV(r io.Reader) (*mat.Dense, []string, error) { return readDelimited(r, 0) }
+
+// readDelimited is ReadCSV with the separator forced to sep (0: detected).
+func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	var (
 		header   []string
 		data     []float64
 		cols     = -1
 		colsLine int
-		comma    bool
 		first    = true
 		lineNo   int
 		fields   []string
 	)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, err
-		}
-		if line == "" && err != nil {
-			break
-		}
+	// row handles one line (without its line end).
+	row := func(line string) error {
 		lineNo++
 		if lineNo == 1 {
 			if strings.HasPrefix(line, "\xff\xfe") || strings.HasPrefix(line, "\xfe\xff") {
-				return nil, nil, errors.New("the file is UTF-16 text: save it as UTF-8 or ASCII")
+				return errors.New("the file is UTF-16 text: save it as UTF-8 or ASCII")
 			}
 			line = strings.TrimPrefix(line, "\ufeff")
 		}
 		s := strings.TrimSpace(line)
 		if s == "" || s[0] == '#' {
-			if err != nil {
-				break
+			return nil
+		}
+		if first && sep == 0 {
+			switch {
+			case strings.IndexByte(s, ',') >= 0:
+				sep = ','
+			case strings.IndexByte(s, '\t') >= 0 && uniformCells(strings.Split(s, "\t")):
+				sep = '\t'
+			default:
+				sep = ' ' // runs of spaces and tabs
 			}
-			continue
 		}
-		if first {
-			comma = strings.IndexByte(s, ',') >= 0
-		}
-		if comma {
-			fields = strings.Split(s, ",")
+		if sep != ' ' {
+			fields = strings.Split(s, string(sep))
 			for i := range fields {
 				fields[i] = unquote(strings.TrimSpace(fields[i]))
 			}
@@ -132,10 +139,7 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 			if allNonNumeric(fields) {
 				header = append([]string(nil), fields...)
 				cols, colsLine = len(fields), lineNo
-				if err != nil {
-					break
-				}
-				continue
+				return nil
 			}
 		}
 		if cols < 0 {
@@ -145,11 +149,11 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 			if header != nil {
 				what = "header line"
 			}
-			return nil, nil, fmt.Errorf("line %d has %d values, expected %d (as on %s %d)", lineNo, len(fields), cols, what, colsLine)
+			return fmt.Errorf("line %d has %d values, expected %d (as on %s %d)", lineNo, len(fields), cols, what, colsLine)
 		}
 		for j, f := range fields {
 			if f == "" {
-				return nil, nil, fmt.Errorf("line %d, column %d: empty cell", lineNo, j+1)
+				return fmt.Errorf("line %d, column %d: empty cell", lineNo, j+1)
 			}
 			v, perr := parseNumber(f)
 			if perr != nil && !isRangeErr(perr) {
@@ -157,12 +161,29 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 				if onFirst {
 					hint = " (a header line must contain only names)"
 				}
-				return nil, nil, fmt.Errorf("line %d, column %d: %q is not a number%s", lineNo, j+1, clip(f), hint)
+				return fmt.Errorf("line %d, column %d: %q is not a number%s", lineNo, j+1, clip(f), hint)
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, fmt.Errorf("line %d, column %d: non-finite value %q", lineNo, j+1, clip(f))
+				return fmt.Errorf("line %d, column %d: non-finite value %q", lineNo, j+1, clip(f))
 			}
 			data = append(data, v)
+		}
+		return nil
+	}
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, err
+		}
+		if line == "" && err != nil {
+			break
+		}
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		// A '\r' left inside is a line end of its own (classic Mac OS text).
+		for part := range strings.SplitSeq(line, "\r") {
+			if rerr := row(part); rerr != nil {
+				return nil, nil, rerr
+			}
 		}
 		if err != nil {
 			break
@@ -178,6 +199,22 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) {
 		return nil, nil, errors.New("no columns")
 	}
 	return mat.NewDense(len(data)/cols, cols, data), header, nil
+}
+
+// uniformCells reports whether the cells (trimmed and unquoted) are all non-empty and either
+// all numbers or all names.
+func uniformCells(cells []string) bool {
+	nums := 0
+	for _, c := range cells {
+		c = unquote(strings.TrimSpace(c))
+		if c == "" {
+			return false
+		}
+		if _, err := parseNumber(c); err == nil || isRangeErr(err) {
+			nums++
+		}
+	}
+	return nums == 0 || nums == len(cells)
 }
 
 // parseNumber parses a decimal number as text files write them (as NumPy and pandas read

@@ -26,6 +26,13 @@ func TestReadCSV(t *testing.T) {
 		{"quoted-header-bom", "\ufeff\"x\",\"y\"\n\"1\",2\n", [][]float64{{1, 2}}, []string{"x", "y"}},
 		{"ws-header-comments-blank", "# data\n\nalpha beta\n\n1 2\n# mid\n3 4\n\n", [][]float64{{1, 2}, {3, 4}}, []string{"alpha", "beta"}},
 		{"single-column", "1\n2\n3\n", [][]float64{{1}, {2}, {3}}, nil},
+		// Tab separated: names with spaces (split on runs of whitespace before session 31:
+		// "line 2 has 2 values, expected 4").
+		{"tsv-header-spaces", "sepal length\tsepal width\n1\t2\n", [][]float64{{1, 2}}, []string{"sepal length", "sepal width"}},
+		{"tsv-spaces-around", "1 \t 2\n3\t4\n", [][]float64{{1, 2}, {3, 4}}, nil},
+		// Lone '\r' line ends (classic Mac OS): one row before session 31.
+		{"cr-only", "1 2\r3 4\r5 6\r", [][]float64{{1, 2}, {3, 4}, {5, 6}}, nil},
+		{"cr-only-comma-header", "x,y\r1,2\r3,4", [][]float64{{1, 2}, {3, 4}}, []string{"x", "y"}},
 	}
 	for _, c := range cases {
 		m, h, err := ReadCSV(strings.NewReader(c.in))
@@ -62,6 +69,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{"hex float", "1,2\n0x1p-2,4\n", `line 2, column 1: "0x1p-2" is not a number`},
 		{"non-numeric-first", "1,x\n3,4\n", `line 1, column 2: "x" is not a number (a header line must contain only names)`},
 		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
+		{"tsv-empty-cell", "1\t2\t3\n4\t\t6\n", "line 2, column 2: empty cell"},
+		{"cr-only-ragged", "1,2\r3\r", "line 2 has 1 values, expected 2 (as on line 1)"},
 		{"trailing-comma", "1,2,\n", "line 1, column 3: empty cell"},
 		{"nan", "1,2\n3,NaN\n", `line 2, column 2: non-finite value "NaN"`},
 		{"inf", "1 2\n\n-inf 4\n", `line 3, column 1: non-finite value "-inf"`},
@@ -88,6 +97,20 @@ func TestReadMatrixPathErrors(t *testing.T) {
 	os.WriteFile(p, nil, 0o644)
 	if _, err := ReadMatrix(p); err == nil || err.Error() != p+": empty file (no data rows)" {
 		t.Errorf("got %v", err)
+	}
+	// A .tsv file is tab separated whatever its first line: a run of tabs is an empty cell
+	// (read as 2 x 2 [1 3; 4 6] before session 31). The same text in a .txt file is
+	// whitespace-aligned columns.
+	gap := []byte("1\t\t3\n4\t\t6\n")
+	p = filepath.Join(dir, "gap.tsv")
+	os.WriteFile(p, gap, 0o644)
+	if _, err := ReadMatrix(p); err == nil || err.Error() != p+": line 1, column 2: empty cell" {
+		t.Errorf("gap.tsv: got %v", err)
+	}
+	p = filepath.Join(dir, "gap.txt")
+	os.WriteFile(p, gap, 0o644)
+	if m, err := ReadMatrix(p); err != nil || !mat.Equal(m, mat.NewDense(2, 2, []float64{1, 3, 4, 6})) {
+		t.Errorf("gap.txt: got %v, %v", m, err)
 	}
 	if _, err := ReadMatrix(filepath.Join(dir, "x.json")); err == nil || !strings.Contains(err.Error(), `unknown data file extension ".json"`) {
 		t.Errorf("got %v", err)
