@@ -66,7 +66,7 @@ func dotF(a, b []float64) float64 {
 	return s
 }
 
-// TestDirectPaperGenerationNotDeflated: DirectPaper draws w_i ~ N(w_i^LLE, Gamma_i) (Eq. (37))
+// TestDirectPaperGenerationNotDeflated: DirectPaper draws w_i ~ N(w_i^LLE, Gamma_i) (Eq. (36))
 // without the sum-to-one condition, so the constant vector is not M's null vector and must not
 // be deflated: the generation takes the Dim+1 smallest eigenvectors of M and drops the
 // smallest, as the paper and the authors' code do. With the constant deflated the sparse

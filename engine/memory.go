@@ -180,7 +180,8 @@ func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
 	return big*8*256 > math.MaxInt64
 }
 
-// String is a one-line summary, e.g. "1.2 GB (at eigensolve: L 800 MB, M 100 MB, ...)".
+// String is a one-line summary, e.g. "4.2 GiB at the eigensolve stage (L 2.2 GiB with
+// nnz(L) = 239883291, M 537.9 MiB, Krylov basis 221.3 MiB, kNN 152.6 MiB)" (n = 1M, d = 3).
 func (e MemoryEstimate) String() string {
 	if e.Peak == math.MaxInt64 {
 		return "more than 8 EiB (beyond int64)"

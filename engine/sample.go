@@ -149,9 +149,9 @@ const (
 	// orthogonal R. The columns stay an orthonormal basis of the same eigenspace. LLE's bottom
 	// eigenvalues lie close together (gaps ~1e-9 relative), so weight noise mixes the
 	// generation's eigenvectors within that space: at a = 1 on the four datasets at n = 5000
-	// (3 dataset seeds, em and direct, 480 generations) 22 generations missed trustworthiness
-	// 0.99 or max |Spearman| 0.98 of an axis in the eigenvector frame, 11 in the base frame,
-	// all of those folds. Generations in the base frame are directly comparable with the base
+	// (dataset seeds 1-3, em and direct, 480 generations) 29 generations missed
+	// trustworthiness 0.99 or max |Spearman| 0.98 of an axis in the eigenvector frame, 21 in
+	// the base frame, all but one of those folds (README, docs/performance.md). Generations in the base frame are directly comparable with the base
 	// embedding and with each other; their columns are not individual eigenvectors.
 	FrameBase Frame = iota
 	// FrameEigen: the generation's eigenvectors as computed (each with the sign that makes its
@@ -428,7 +428,7 @@ func (m *Model) meanSumsToOne() bool { return m.Method != EMPaper }
 
 // drawsSumToOne reports whether drawn weights sum to one in every row: EM's fibre and
 // Direct's conditioned Gamma_i keep 1^T w = 1, while EMPaper's means do not sum to one and
-// DirectPaper's draws from N(w_i^LLE, Gamma_i) of Eq. (37) are not conditioned on it.
+// DirectPaper's draws from N(w_i^LLE, Gamma_i) of Eq. (36) are not conditioned on it.
 func (m *Model) drawsSumToOne() bool { return m.Method == EM || m.Method == Direct }
 
 // maxAbs returns the largest |v| of v (0 for an empty slice).
