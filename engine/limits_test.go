@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -261,6 +262,28 @@ func TestDimNearN(t *testing.T) {
 	for _, s := range []Settings{{Method: Direct, K: 1}, {Method: EM, EMTol: math.Inf(1)}} {
 		if _, err := Fit(ctx, X, s); !errors.As(err, &ie) {
 			t.Errorf("%+v: %v, want an InputError", s, err)
+		}
+	}
+}
+
+// TestRegUpperLimit: a finite but huge reg made the ridge (or direct's R_i / s_x^2)
+// overflow and the fit failed with the advice to increase reg (direct) or to lower a
+// covariance scale it does not have (lle); it is refused up front, and maxReg itself fits.
+func TestRegUpperLimit(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1)
+	for _, meth := range []Method{LLE, Direct, EM} {
+		for _, mode := range []RegMode{RegTrace, RegAbsolute} {
+			s := Settings{Method: meth, Reg: 1e306, RegMode: mode}
+			_, err := Fit(ctx, X, s)
+			wantInputError(t, fmt.Sprintf("%v %v reg 1e306", meth, mode), err, "is too large")
+			if err := CheckFit(300, 3, s); err == nil {
+				t.Errorf("%v %v: CheckFit accepted reg 1e306", meth, mode)
+			}
+			s.Reg = maxReg
+			if _, err := Fit(ctx, X, s); err != nil {
+				t.Errorf("%v %v reg = maxReg: %v", meth, mode, err)
+			}
 		}
 	}
 }

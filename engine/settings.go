@@ -117,13 +117,17 @@ type Settings struct {
 	// Dim is the embedding dimension p. Default 2.
 	Dim int
 	// Reg is the LLE ridge parameter. Default 1e-3 with RegTrace, 1e-7 with RegAbsolute.
+	// At most 1e100 (maxReg): the weights are uniform (1/k) long before, and the ridge overflows.
 	Reg float64
 	// RegMode is how Reg is applied. Default RegTrace. The paper modes keep this setting too:
 	// set RegAbsolute with Reg = 1e-7 to reproduce the authors' LLE.
 	RegMode RegMode
 	// EMIters is the number of EM iterations. EMPaper runs exactly this many (default 10);
-	// EM runs at most this many (default 200) and stops earlier when the largest relative
-	// change of sigma_i falls below EMTol.
+	// EM runs at most this many (default max(200, 64 (k - 1))) and stops earlier when the
+	// largest relative change of sigma_i falls below EMTol. EM's M-step moves sigma_i towards
+	// its fixed point by the factor (k - 1 - r_i) / (k - 1) (r_i: the point's local rank, 3
+	// for 3-D data) per iteration, so larger k needs more: about 74 at k = 10, 1200 at k = 100
+	// (a cap of 200 stopped k = 100 four times above the fixed point before session 31).
 	EMIters int
 	// EMTol is the convergence tolerance of the EM method. Default 1e-10.
 	EMTol float64
@@ -184,7 +188,7 @@ func (s Settings) withDefaults() Settings {
 		if s.Method == EMPaper {
 			s.EMIters = 10
 		} else {
-			s.EMIters = 200
+			s.EMIters = emItersDefault(s.K)
 		}
 	}
 	if s.EMTol == 0 {
@@ -192,3 +196,12 @@ func (s Settings) withDefaults() Settings {
 	}
 	return s
 }
+
+// emItersDefault is EM's default iteration cap for k neighbours: max(200, 64 (k - 1)). The
+// M-step contracts by at most (k - 2) / (k - 1) per iteration (local rank >= 1), so 64 (k - 1)
+// iterations shrink the distance to the fixed point by e^-64 at least: below EMTol's default
+// relative 1e-10 for any sigma_i down to 1e-18 of the starting 1.
+func emItersDefault(k int) int { return max(200, 64*(k-1)) }
+
+// maxReg is the largest regularization Settings.Reg accepts (see Settings.Reg).
+const maxReg = 1e100

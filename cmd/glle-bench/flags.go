@@ -325,7 +325,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.u64(&c.seed, "seed", 1, "seed of the dataset (-dataset) and of the generations; the fit itself draws nothing")
 	f.str(&c.out, "out", "", "Y.npy", "output embedding of the fit, n x p (.npy or .csv) (required)")
 	f.str(&c.model, "model", "", "DIR", "save the fitted model to DIR (created if missing) for 'glle-bench generate'")
-	f.int(&r.emIters, "em-iters", 0, "EM iterations: em-paper runs exactly this many, em at most this many", "10 for em-paper, 200 for em")
+	f.int(&r.emIters, "em-iters", 0, "EM iterations: em-paper runs exactly this many, em at most this many", "10 for em-paper; for em max(200, 64 (k-1)), stopping earlier at -em-tol")
 	f.float(&r.emTol, "em-tol", 1e-10, "TOL", "em stops when the largest relative change of sigma_i is below TOL")
 	f.float(&r.reg, "reg", 1e-3, "R", "LLE ridge regularization", "1e-3, or 1e-7 with -reg-mode absolute")
 	f.str(&r.regMode, "reg-mode", "trace", "MODE", "trace (ridge R*tr(G_i)) or absolute (ridge R, the authors' code)")
