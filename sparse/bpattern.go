@@ -75,6 +75,18 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 		pt.cols = make([]int32, 0, est)
 		pt.fw = make([]int32, 0, est)
 		pt.rv = make([]int32, 0, est)
+		// With K above longRow the rows are long: a point's position among a's neighbours
+		// comes from pos (stamped by a) instead of a scan of the K of them, and rows are
+		// sorted through a permutation instead of by insertion; both were O(n K^2) (1.9 s at
+		// n = 1500, K = 1499).
+		var pos, stamp, perm []int32
+		var tmp []int32
+		if k > longRow {
+			pos, stamp = make([]int32, n), make([]int32, n)
+			for i := range stamp {
+				stamp[i] = -1
+			}
+		}
 		for a := lo; a < hi; a++ {
 			if (a-lo)&4095 == 0 {
 				if err := ctx.Err(); err != nil {
@@ -91,9 +103,20 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 				pt.rv = append(pt.rv, none)
 			}
 			own := pt.cols[start+1 : start+1+k]
+			if pos != nil {
+				for q, c := range own {
+					pos[c], stamp[c] = int32(q), int32(a)
+				}
+			}
 			for _, s := range revIdx[revPtr[a]:revPtr[a+1]] {
 				i := s / int32(k)
-				if q := slices.Index(own, i); q >= 0 {
+				q := -1
+				if pos == nil {
+					q = slices.Index(own, i)
+				} else if stamp[i] == int32(a) {
+					q = int(pos[i])
+				}
+				if q >= 0 {
 					pt.rv[start+1+q] = s
 					continue
 				}
@@ -102,11 +125,26 @@ func NewBPattern(ctx context.Context, n, k int, nbr []int32, workers int) (*BPat
 				pt.rv = append(pt.rv, s)
 			}
 			cols, fw, rv := pt.cols[start:], pt.fw[start:], pt.rv[start:]
-			for x := 1; x < len(cols); x++ { // insertion sort: rows are short
-				for y := x; y > 0 && cols[y] < cols[y-1]; y-- {
-					cols[y], cols[y-1] = cols[y-1], cols[y]
-					fw[y], fw[y-1] = fw[y-1], fw[y]
-					rv[y], rv[y-1] = rv[y-1], rv[y]
+			if len(cols) > 2*longRow {
+				// Columns are distinct: sort a permutation by them, then apply it.
+				perm = perm[:0]
+				for x := range cols {
+					perm = append(perm, int32(x))
+				}
+				slices.SortFunc(perm, func(x, y int32) int { return int(cols[x] - cols[y]) })
+				for _, arr := range [][]int32{cols, fw, rv} {
+					tmp = append(tmp[:0], arr...)
+					for x, p := range perm {
+						arr[x] = tmp[p]
+					}
+				}
+			} else {
+				for x := 1; x < len(cols); x++ { // insertion sort: rows are short
+					for y := x; y > 0 && cols[y] < cols[y-1]; y-- {
+						cols[y], cols[y-1] = cols[y-1], cols[y]
+						fw[y], fw[y-1] = fw[y-1], fw[y]
+						rv[y], rv[y-1] = rv[y-1], rv[y]
+					}
 				}
 			}
 			b.rowPtr[a+1] = len(cols)
@@ -271,8 +309,18 @@ func (b *BPattern) Fill(ctx context.Context, w []float64, workers int) error {
 		return fmt.Errorf("sparse: BPattern.Fill: weight of point %d: %w", i, ErrNonFinite)
 	}
 	b.boundOK = true
+	// The norm now, under ctx: with K large against n its exact row sums cost about
+	// n K^2 (27 s at n = 2000, K = 1999), which NormInf, without a context, could not stop.
+	if _, err := b.normInf(ctx); err != nil {
+		b.boundOK = false
+		return err
+	}
 	return nil
 }
+
+// longRow is the K above which NewBPattern and checkNeighbours switch from scans of a
+// point's K neighbours (fast for the usual K of 5-30) to lookups in an n-sized array.
+const longRow = 32
 
 // MulVec sets dst = M x = B^T (B x) (internal order) with the current values, on the
 // pattern's workers; the result does not depend on their number. It implements SymMatrix.
@@ -314,13 +362,20 @@ func (b *BPattern) MulVecs(dst, x [][]float64) {
 // inequality bounds its absolute sum by U_a = sum_i |B[i][a]| ||B[i][:]||_1, which Fill computes
 // in its passes over the entries; the exact sums are computed only for the rows whose bound is
 // not below the largest exact sum found, in decreasing order of the bound (usually a handful of
-// rows). It implements SymMatrix.
+// rows; every row, on the workers, when more than normCandMax or n/8 rows could hold it). Fill
+// computes it, under its context. It implements SymMatrix.
 func (b *BPattern) NormInf() float64 {
-	if b.normM >= 0 {
-		return b.normM
-	}
 	if !b.boundOK {
 		panic("sparse: BPattern.NormInf before a successful Fill")
+	}
+	v, _ := b.normInf(context.Background()) // computed by Fill: cached
+	return v
+}
+
+// normInf computes NormInf once per Fill, returning ctx's error when it is done first.
+func (b *BPattern) normInf(ctx context.Context) (float64, error) {
+	if b.normM >= 0 {
+		return b.normM, nil
 	}
 	bound := b.bound
 	top := 0
@@ -336,17 +391,23 @@ func (b *BPattern) NormInf() float64 {
 		b.cand = make([]int32, 0, normCandMax+1)
 	}
 	cand := b.cand[:0]
+	many := min(normCandMax, b.n/8)
 	for a, u := range bound {
 		if u >= lower && a != top {
-			if len(cand) > normCandMax {
+			if len(cand) > many {
 				break // too many: normAll below
 			}
 			cand = append(cand, int32(a))
 		}
 	}
-	if len(cand) > normCandMax {
-		b.normM = b.normAll()
-		return b.normM
+	b.cand = cand[:0]
+	if len(cand) > many {
+		v, err := b.normAll(ctx)
+		if err != nil {
+			return 0, err
+		}
+		b.normM = v
+		return v, nil
 	}
 	slices.SortFunc(cand, func(x, y int32) int {
 		switch {
@@ -357,14 +418,19 @@ func (b *BPattern) NormInf() float64 {
 		}
 		return int(x - y)
 	})
-	for _, a := range cand {
+	for q, a := range cand {
 		if bound[a] < lower {
 			break
+		}
+		if q&63 == 63 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 		}
 		lower = max(lower, b.rowSum(int(a)))
 	}
 	b.normM = lower
-	return lower
+	return lower, nil
 }
 
 // normCandMax: NormInf sums every row exactly (normAll) when more rows than this could hold
@@ -383,7 +449,7 @@ type normScratch struct {
 // array whose entries are claimed by a per-row stamp (at n = 200k about 45 ms on two workers).
 // The arrays are allocated on the first call and kept. Its row loop repeats gatherRow's
 // inline: calling gatherRow per row made it 14% slower (session 30).
-func (b *BPattern) normAll() float64 {
+func (b *BPattern) normAll(ctx context.Context) (float64, error) {
 	n, k, nw := b.n, b.k, min(b.workers, b.n)
 	nb, w, none := b.nbr, b.wbuf, slotNone(b.n, b.k)
 	for len(b.norm) < nw {
@@ -394,7 +460,7 @@ func (b *BPattern) normAll() float64 {
 		b.normMax = make([]float64, nw)
 	}
 	maxes := b.normMax[:nw]
-	_ = parallel.For(context.Background(), n, nw, func(_ context.Context, wk, lo, hi int) error {
+	err := parallel.For(ctx, n, nw, func(ctx context.Context, wk, lo, hi int) error {
 		sc := &b.norm[wk]
 		acc, stamp := sc.acc, sc.stamp
 		for i := range stamp {
@@ -403,6 +469,11 @@ func (b *BPattern) normAll() float64 {
 		touched := sc.touched[:0]
 		mx := 0.0
 		for a := lo; a < hi; a++ {
+			if a&255 == 255 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			a32 := int32(a)
 			touched = touched[:0]
 			add := func(j int32, v float64) {
@@ -436,7 +507,10 @@ func (b *BPattern) normAll() float64 {
 		maxes[wk] = mx
 		return nil
 	})
-	return slices.Max(maxes)
+	if err != nil {
+		return 0, err
+	}
+	return slices.Max(maxes), nil
 }
 
 // gatherRow accumulates row a of M = B^T B in sc and returns its columns: acc[j] for each

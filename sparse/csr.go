@@ -217,6 +217,13 @@ func NewMPatternLocal(ctx context.Context, n, k int, nbr []int32, workers int) (
 // checkNeighbours checks the neighbour lists of checkGraph: index range, no self or repeated
 // neighbours.
 func checkNeighbours(n, k int, nbr []int32) error {
+	var seen []int32 // K > longRow: seen[b] = a marks b as listed by a (a scan was O(n K^2))
+	if k > longRow {
+		seen = make([]int32, n)
+		for i := range seen {
+			seen[i] = -1
+		}
+	}
 	for a := 0; a < n; a++ {
 		row := nbr[a*k : a*k+k]
 		for j, b := range row {
@@ -226,10 +233,14 @@ func checkNeighbours(n, k int, nbr []int32) error {
 			if int(b) == a {
 				return fmt.Errorf("sparse: neighbour graph: point %d lists itself as neighbour %d", a, j)
 			}
-			for _, c := range row[:j] {
-				if c == b {
-					return fmt.Errorf("sparse: neighbour graph: point %d lists neighbour %d twice", a, b)
-				}
+			dup := false
+			if seen != nil {
+				dup, seen[b] = seen[b] == int32(a), int32(a)
+			} else {
+				dup = slices.Contains(row[:j], b)
+			}
+			if dup {
+				return fmt.Errorf("sparse: neighbour graph: point %d lists neighbour %d twice", a, b)
 			}
 		}
 	}

@@ -124,12 +124,29 @@ func TestMPatternLocalErrorsNameInputPoints(t *testing.T) {
 		{"repeat", "point 1 lists neighbour 2 twice", 3, 2, []int32{1, 2, 2, 2, 0, 1}},
 		{"range", "neighbour 0 of point 2 is 7", 3, 1, []int32{1, 0, 7}},
 		{"length", "len(nbr)", 3, 1, []int32{1, 0}},
+		// K above longRow: the duplicate check by lookup (checkNeighbours), the same error.
+		{"repeat-long", "point 1 lists neighbour 30 twice", 40, 39, longRepeat(40, 1, 7, 30)},
 	} {
 		_, err := NewMPatternLocal(ctx, tc.n, tc.k, tc.nbr, 1)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// longRepeat returns the complete graph on n points (K = n - 1) with point a's neighbour j
+// replaced by b, which it also lists elsewhere.
+func longRepeat(n, a, j int, b int32) []int32 {
+	nbr := make([]int32, 0, n*(n-1))
+	for i := 0; i < n; i++ {
+		for c := 0; c < n; c++ {
+			if c != i {
+				nbr = append(nbr, int32(c))
+			}
+		}
+	}
+	nbr[a*(n-1)+j] = b
+	return nbr
 }
 
 // TestMPatternLocalWorkersBitIdentical: the relabelled pattern and its values (with and without

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -462,9 +463,10 @@ func TestBPattern(t *testing.T) {
 		neg     float64
 		uniform bool
 	}{{12, 3, 0.2, false}, {500, 10, 0.15, false}, {6000, 7, 0, true},
-		// K large against n, every row alike: all 300 rows go through rowSum (fewer than
-		// normCandMax candidates), each with about n K contributions to at most n columns.
-		{300, 120, 0, true}} {
+		// K large against n, every row alike: more than n/8 candidates, so every row is
+		// summed on the workers (normAll), each with about n K contributions to at most n
+		// columns; with uneven weights a few candidates go through rowSum.
+		{300, 120, 0, true}, {300, 120, 0.1, false}} {
 		rng := rand.New(rand.NewPCG(uint64(c.n), 31))
 		n, k := c.n, c.k
 		_, nb, w := knnWeights(rng, n, k, c.neg)
@@ -845,6 +847,38 @@ func expectedPivotFailure(t *testing.T, s *Symbolic, order, label []int32, pairs
 // their scratch in the pattern. On one worker parallel.For runs its function in place, and
 // what is left is one closure per pass handed to it (it escapes through For's goroutine path):
 // two for the products (B, then B^T), one for normAll.
+// TestBPatternNormCancel: with K close to n, the exact norm costs about n K^2 (27 s at
+// n = 2000, K = 1999, sequential and beyond the reach of a context before session 31); Fill
+// computes it under its context, so a deadline stops it. The bound on the latency is loose
+// (the whole norm takes about 3 s here on two workers): it only catches a norm that ignores
+// the context.
+func TestBPatternNormCancel(t *testing.T) {
+	const n, k = 1500, 1499
+	nb := make([]int32, 0, n*k) // the complete graph, uniform weights
+	for i := 0; i < n; i++ {
+		for c := 0; c < n; c++ {
+			if c != i {
+				nb = append(nb, int32(c))
+			}
+		}
+	}
+	w := make([]float64, n*k)
+	for i := range w {
+		w[i] = 1.0 / k
+	}
+	bp, err := NewBPattern(context.Background(), n, k, nb, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	err = bp.Fill(ctx, w, 2)
+	if el := time.Since(t0); !errors.Is(err, context.DeadlineExceeded) || el > 2*time.Second {
+		t.Fatalf("Fill with a 50 ms deadline: %v after %v, want the deadline's error within 2 s", err, el)
+	}
+}
+
 func TestBPatternScratchAllocs(t *testing.T) {
 	const n, k = 6000, 7 // n > normCandMax: uniform weights leave every row a candidate
 	_, nb, w := knnWeights(rand.New(rand.NewPCG(81, 82)), n, k, 0)
