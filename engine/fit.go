@@ -159,10 +159,14 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("em with d = %d >= k - 1 = %d needs dim <= k - 2 (dim = %d): use k >= %d, a smaller dim, or the direct method", d, s.K-1, s.Dim, s.Dim+2)
 	case !(s.Reg > 0) || math.IsInf(s.Reg, 0):
 		return inputErr("reg = %v: the regularization must be a positive finite number", s.Reg)
-	case s.Reg > maxReg:
-		// The ridge R_i = reg tr(G_i) (or reg) and direct's R_i / s_x^2 overflowed, and the
-		// fit failed with advice to raise reg; the weights are 1/k long before this.
+	case s.RegMode == RegTrace && s.Reg > maxReg:
+		// The ridge R_i = reg tr(G_i) and direct's R_i / s_x^2 overflowed, and the fit failed
+		// with advice to raise reg; the weights are 1/k long before this.
 		return inputErr("reg = %g is too large (at most %g): the weights are uniform (1/k) long before that, and the ridge overflows; use a smaller reg", s.Reg, maxReg)
+	case s.RegMode == RegAbsolute && s.Reg > maxAbsReg(d, s.K):
+		// An absolute ridge is in squared data units: the square of the largest coordinate
+		// the raw-coordinate fits accept bounds every Gram entry they can meet.
+		return inputErr("reg = %g is too large for an absolute ridge (at most %g, the square of the largest coordinate accepted, %g): use a smaller reg", s.Reg, maxAbsReg(d, s.K), maxRawFitMagnitude(d, s.K))
 	case s.EMIters < 1:
 		return inputErr("em-iters = %d: must be at least 1", s.EMIters)
 	case !(s.EMTol > 0) || math.IsInf(s.EMTol, 0):

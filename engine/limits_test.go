@@ -268,7 +268,9 @@ func TestDimNearN(t *testing.T) {
 
 // TestRegUpperLimit: a finite but huge reg made the ridge (or direct's R_i / s_x^2)
 // overflow and the fit failed with the advice to increase reg (direct) or to lower a
-// covariance scale it does not have (lle); it is refused up front, and maxReg itself fits.
+// covariance scale it does not have (lle); it is refused up front, and the limit itself
+// (maxReg relative, maxAbsReg absolute) fits. Direct with an absolute ridge on tiny data,
+// where reg / s_x^2 overflows, gets an InputError naming s_x^2.
 func TestRegUpperLimit(t *testing.T) {
 	ctx := context.Background()
 	X, _ := bench.SwissRoll(300, 1)
@@ -281,11 +283,18 @@ func TestRegUpperLimit(t *testing.T) {
 				t.Errorf("%v %v: CheckFit accepted reg 1e306", meth, mode)
 			}
 			s.Reg = maxReg
+			if mode == RegAbsolute {
+				s.Reg = maxAbsReg(3, 10)
+			}
 			if _, err := Fit(ctx, X, s); err != nil {
-				t.Errorf("%v %v reg = maxReg: %v", meth, mode, err)
+				t.Errorf("%v %v reg = %g (the limit): %v", meth, mode, s.Reg, err)
 			}
 		}
 	}
+	tiny := mat.DenseCopyOf(X)
+	tiny.Scale(1e-140, tiny) // s_x^2 about 1e-284: reg 1e30 / s_x^2 overflows
+	_, err := Fit(ctx, tiny, Settings{Method: Direct, RegMode: RegAbsolute, Reg: 1e30})
+	wantInputError(t, "direct, absolute reg 1e30 on data of 1e-140", err, "s_x^2")
 }
 
 // TestRawMagnitudeLimit: the methods on raw coordinates accept data up to maxRawFitMagnitude

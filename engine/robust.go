@@ -60,6 +60,13 @@ func maxRawFitMagnitude(d, k int) float64 {
 	return math.Sqrt(math.Sqrt(math.MaxFloat64/float64(16*d*d*(k+1)*(k+1)))) / 2
 }
 
+// maxAbsReg is the largest absolute ridge (RegAbsolute) a fit accepts: the square of
+// maxRawFitMagnitude (about 2.5e151 for d = 3, k = 10), so that R and G + R I stay finite.
+func maxAbsReg(d, k int) float64 {
+	l := maxRawFitMagnitude(d, k)
+	return l * l
+}
+
 // minRawExponent: the methods that work on raw coordinates refuse data whose largest
 // magnitude is below 2^minRawExponent, where squares of differences (2^-1000 and below) leave
 // the normal range and distinct points start to look identical.

@@ -117,7 +117,9 @@ type Settings struct {
 	// Dim is the embedding dimension p. Default 2.
 	Dim int
 	// Reg is the LLE ridge parameter. Default 1e-3 with RegTrace, 1e-7 with RegAbsolute.
-	// At most 1e100 (maxReg): the weights are uniform (1/k) long before, and the ridge overflows.
+	// At most 1e100 with RegTrace (the weights are uniform, 1/k, long before, and the ridge
+	// overflows), and the square of the largest accepted coordinate (about 2.5e151 for d = 3,
+	// k = 10) with RegAbsolute.
 	Reg float64
 	// RegMode is how Reg is applied. Default RegTrace. The paper modes keep this setting too:
 	// set RegAbsolute with Reg = 1e-7 to reproduce the authors' LLE.
@@ -203,5 +205,5 @@ func (s Settings) withDefaults() Settings {
 // relative 1e-10 for any sigma_i down to 1e-18 of the starting 1.
 func emItersDefault(k int) int { return max(200, 64*(k-1)) }
 
-// maxReg is the largest regularization Settings.Reg accepts (see Settings.Reg).
+// maxReg is the largest relative regularization (RegTrace) Settings.Reg accepts.
 const maxReg = 1e100
