@@ -132,7 +132,7 @@ func newUncertaintyReport(spread []float64, gens int, files string) *uncertainty
 	slices.Sort(s)
 	r := &uncertaintyReport{Generations: gens, Files: files}
 	if len(s) > 0 {
-		r.Median, r.Max = s[len(s)/2], s[len(s)-1]
+		r.Median, r.Max = medianOf(s), s[len(s)-1] // the mean of the middle two for even n
 		for _, v := range s {
 			r.Mean += v
 		}
@@ -488,11 +488,21 @@ func (r *figRun) fig5(ctx context.Context) ([][]*plot.Plot, error) {
 		ref.LineStyle.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
 		pt.Add(ref)
 		pt.Legend.Add("LLE", ref)
+		widenFlatLogAxis(&pd.Y)
 		top, bottom = append(top, pd), append(bottom, pt)
 	}
 	r.prog.update("generate", fig5Gens, fig5Gens, true)
 	r.prog.setPrefix("")
 	return [][]*plot.Plot{top, bottom}, nil
+}
+
+// widenFlatLogAxis gives a logarithmic axis whose data span a single value v a decade on
+// either side: gonum/plot pads a flat range by 1 on each side, below zero for v < 1, and a
+// log scale then panics when the panel is drawn.
+func widenFlatLogAxis(ax *plot.Axis) {
+	if ax.Min == ax.Max && ax.Min > 0 {
+		ax.Min, ax.Max = ax.Min/10, ax.Max*10
+	}
 }
 
 // studyPanel is an empty line-plot panel with a logarithmic a axis (and y axis when logY).

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"glle/bench"
 	"glle/bench/dataio"
@@ -278,4 +280,40 @@ func TestTransformHelp(t *testing.T) {
 			t.Errorf("transform help lacks -%s with its default", s.name)
 		}
 	}
+}
+
+// TestAnalysisEdgeCases: the uncertainty summary's median of an even count is the mean of
+// the middle two (it reported the upper one: 3 for {1, 2, 3, 4}); a constant colour vector
+// draws the middle colour whatever its value (7 drew light, -7 dark); a covariance-scale
+// panel whose medians are all equal still draws (its log axis was padded below zero, and
+// gonum/plot panicked).
+func TestAnalysisEdgeCases(t *testing.T) {
+	if r := newUncertaintyReport([]float64{4, 1, 3, 2}, 2, "f"); r.Median != 2.5 || r.Max != 4 || r.Mean != 2.5 {
+		t.Errorf("uncertainty report of {1, 2, 3, 4}: median %g, max %g, mean %g; want 2.5, 4, 2.5", r.Median, r.Max, r.Mean)
+	}
+	mid := newColorScale([]float64{0, 1}).at(0.5)
+	for _, v := range []float64{7, -7, 0.5, 0} {
+		if got := newColorScale([]float64{v, v, v}).at(v); got != mid {
+			t.Errorf("constant colour %g: %v, want the middle colour %v", v, got, mid)
+		}
+	}
+	p, err := studyPanel("flat", "a", "disparity", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := plotter.XYs{{X: 0.01, Y: 1e-12}, {X: 1, Y: 1e-12}, {X: 10, Y: 1e-12}}
+	if err := addStudyLine(p, flat, "em", 0); err != nil {
+		t.Fatal(err)
+	}
+	widenFlatLogAxis(&p.Y)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("drawing a flat log panel panicked: %v", r)
+			}
+		}()
+		if _, err := p.WriterTo(vg.Points(200), vg.Points(150), "png"); err != nil {
+			t.Fatal(err)
+		}
+	}()
 }

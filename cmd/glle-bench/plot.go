@@ -42,7 +42,9 @@ func newColorScale(v []float64) colorScale {
 		}
 	}
 	if !(lo < hi) {
-		lo, hi = 0, 1
+		// One value (or none finite): every point gets the middle colour, whatever the
+		// value (it was placed on [0, 1], so a constant 7 drew light and -7 dark).
+		lo, hi = math.Inf(-1), math.Inf(1)
 	}
 	cm := moreland.Kindlmann()
 	cm.SetMin(0)
@@ -52,7 +54,7 @@ func newColorScale(v []float64) colorScale {
 
 func (s colorScale) at(x float64) color.Color {
 	t := 0.5
-	if finite(x) {
+	if finite(x) && finite(s.min) {
 		t = (x - s.min) / (s.max - s.min)
 	}
 	t = 0.12 + 0.76*math.Min(1, math.Max(0, t))

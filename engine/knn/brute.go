@@ -199,6 +199,15 @@ func (bt *bruteTrain) search(ctx context.Context, q []float64, m, k int, self bo
 					}
 					if len(cs) > wk.limit[r] {
 						cs = compact(cs, u)
+						if len(cs) > wk.limit[r]/2 {
+							// The bounds do not prune: ties at the k-th distance, or bounds
+							// too loose for the points' norms (far groups). Rank the
+							// candidates by sqDist now and keep the k best: a later column
+							// (a higher index) can only beat them by a smaller sqDist, and
+							// the k-th of them bounds it as U does. Without this a row kept
+							// O(n) candidates (355 MB at n = 20000, two far clusters).
+							cs, u = pruneExact(cs, q[i*d:i*d+d], train, d, &wk.h, ub)
+						}
 						wk.limit[r] = max(base, 2*len(cs))
 					}
 					wk.cands[r] = cs
@@ -221,6 +230,24 @@ func (bt *bruteTrain) search(ctx context.Context, q []float64, m, k int, self bo
 		}
 		return nil
 	})
+}
+
+// pruneExact replaces the candidates cs of the query qi by the k of least (sqDist, index),
+// each with its sqDist as lower bound, sets the upper-bound heap ub to their sqDists and
+// returns them with the new bound ub[0]. h is scratch; len(cs) > k.
+func pruneExact(cs []cand, qi, train []float64, d int, h *topK, ub []float64) ([]cand, float64) {
+	h.reset()
+	for _, c := range cs {
+		h.push(sqDist(qi, train[int(c.j)*d:int(c.j)*d+d]), c.j)
+	}
+	cs = cs[:0]
+	for t, j := range h.idx {
+		cs = append(cs, cand{j, h.dist[t]})
+	}
+	// h orders by (distance, index) as a max-heap, or as a descending array for small k:
+	// either way its distances form a max-heap of float64s.
+	copy(ub, h.dist)
+	return cs, ub[0]
 }
 
 // compact drops the candidates whose lower bound exceeds u, keeping order.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -185,14 +186,18 @@ func TestGraphTiesAndDuplicates(t *testing.T) {
 	}
 }
 
-// TestCancellationStress uses coordinates far from the origin with tiny spread, where
+// TestGraphOffsetAndScale uses coordinates far from the origin with tiny spread, where
 // ||a||^2 + ||b||^2 - 2a.b loses most digits without centring, and a grid so distances tie.
+// "tiny" (1e-170) underflows every distance to 0 and "huge" (1e200) sends the brute force to
+// the k-d tree (norms beyond 1e290); 1e-150 and 1e140 keep the distances in range and the
+// brute force on its GEMM path (session 31 review).
 func TestGraphOffsetAndScale(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name       string
 		off, scale float64
-	}{{"offset1e8", 1e8, 1e-3}, {"offset-1e12", -1e12, 1}, {"tiny", 0, 1e-170}, {"huge", 0, 1e200}, {"mixed", 3, 1e5}} {
+	}{{"offset1e8", 1e8, 1e-3}, {"offset-1e12", -1e12, 1}, {"tiny", 0, 1e-170}, {"huge", 0, 1e200}, {"mixed", 3, 1e5},
+		{"small", 0, 1e-150}, {"large", 0, 1e140}} {
 		n, d := 600, 20
 		rng := rand.New(rand.NewPCG(11, 12))
 		x := tieData(rng, n, d, 3)
@@ -209,6 +214,55 @@ func TestGraphOffsetAndScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkAgainst(t, tc.name+" "+me.String(), 12, idx, dist, oi, od)
+		}
+	}
+}
+
+// TestBruteFarGroups: two groups 1e9 apart with a spread of 1e-7, where the GEMM bounds
+// cannot prune (the norms are 1e18 times the distances), and rows repeated many times, where
+// every copy ties. The result must stay exact, and each query row must keep O(k + block)
+// candidates, not O(n): before session 31 the far groups took 355 MB at n = 20000, d = 17
+// (normal data 16 MB); 45 MB since.
+func TestBruteFarGroups(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, mode := range []string{"far", "copies"} {
+		for _, n := range []int{2500, 20000} {
+			if n > 2500 && testing.Short() {
+				continue // about 4 s, far more under the race detector
+			}
+			const d, k = 17, 10
+			x := make([]float64, n*d)
+			for i := 0; i < n; i++ {
+				for j := 0; j < d; j++ {
+					switch {
+					case mode == "copies":
+						x[i*d+j] = float64((i % 4) * j)
+					case i%2 == 0:
+						x[i*d+j] = 1e-7 * rng.NormFloat64()
+					default:
+						x[i*d+j] = 1e9 + 1e-7*rng.NormFloat64()
+					}
+				}
+			}
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			idx, dist, err := Graph(ctx, x, n, d, k, Options{Method: Brute, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&ms1)
+			if n <= 2500 {
+				oi, od := oracleRanks(x, n, d, x, n, true)
+				checkAgainst(t, fmt.Sprintf("%s n=%d", mode, n), k, idx, dist, oi, od)
+				continue
+			}
+			// Per worker: 256 rows x (2048 columns + 2k + 64) candidates of 16 bytes, grown by
+			// doubling, plus the centred copy and the GEMM block: about 45 MB in all here; the
+			// unbounded lists took 355 MB.
+			if a := ms1.TotalAlloc - ms0.TotalAlloc; a > 120<<20 {
+				t.Errorf("%s n=%d: %d MB allocated, want O(k + block) candidates per row", mode, n, a>>20)
+			}
 		}
 	}
 }
