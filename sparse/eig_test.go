@@ -496,11 +496,7 @@ func (m fixedNorm) NormInf() float64 { return m.v }
 // entry) is rejected with ErrNonFinite, as by Smallest: with +Inf every residual test passes.
 func TestLanczosSolveNonFiniteNorm(t *testing.T) {
 	const n = 50
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = float64(i + 1)
-	}
-	a := diagCSR(d)
+	a := diagCSR(ramp(n))
 	op := newDenseCholOp(a)
 	if err := op.SetShift(-1); err != nil {
 		t.Fatal(err)
@@ -568,6 +564,15 @@ func TestSmallestReshiftBudget(t *testing.T) {
 }
 
 // diagCSR returns diag(d) as a CSRMatrix (over d).
+// ramp returns 1, 2, ..., n: the spectrum of the diagonal test matrices.
+func ramp(n int) []float64 {
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = float64(i + 1)
+	}
+	return d
+}
+
 func diagCSR(d []float64) CSRMatrix {
 	n := len(d)
 	a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int32, n), Val: d}
@@ -744,18 +749,13 @@ func TestSmallestAdaptiveShift(t *testing.T) {
 	}
 }
 
-// TestSmallestTinyProblems: sizes at the edge of the Krylov basis either work or return an
-// error, never panic.
+// TestSmallestTinyProblems: sizes at the edge of the Krylov basis work, or (below NEV + 3
+// vectors beside the deflated ones) return the size error naming DenseSmallest, which then
+// solves them.
 func TestSmallestTinyProblems(t *testing.T) {
 	for _, n := range []int{3, 4, 5, 6, 8, 13, 25} {
-		d := make([]float64, n)
-		for i := range d {
-			d[i] = float64(i + 1)
-		}
-		a := CSRMatrix{Dim: n, RowPtr: make([]int, n+1), ColIdx: make([]int32, n), Val: d}
-		for i := 0; i < n; i++ {
-			a.RowPtr[i+1], a.ColIdx[i] = i+1, int32(i)
-		}
+		d := ramp(n)
+		a := diagCSR(d)
 		one := make([]float64, n)
 		one[n-1] = 1
 		for _, defl := range [][][]float64{nil, {one}} {
@@ -1075,11 +1075,7 @@ func BenchmarkOrth(b *testing.B) {
 // residual 0 and no error.
 func TestSmallestInvariantStart(t *testing.T) {
 	const n = 300
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = float64(i + 1)
-	}
-	a := diagCSR(d)
+	a := diagCSR(ramp(n))
 	e := func(idx ...int) []float64 {
 		v := make([]float64, n)
 		for _, i := range idx {
