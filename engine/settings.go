@@ -128,8 +128,9 @@ type Settings struct {
 	// EM runs at most this many (default max(200, 64 (k - 1))) and stops earlier when the
 	// largest relative change of sigma_i falls below EMTol. EM's M-step moves sigma_i towards
 	// its fixed point by the factor (k - 1 - r_i) / (k - 1) (r_i: the point's local rank, 3
-	// for 3-D data) per iteration, so larger k needs more: about 74 at k = 10, 1200 at k = 100
-	// (a cap of 200 stopped k = 100 four times above the fixed point before session 31).
+	// for 3-D data) per iteration, so larger k needs more: 70-74 at k = 10, about 1000 at
+	// k = 100 on Swiss rolls (a cap of 200 stopped k = 100 four times above the fixed point
+	// before session 31).
 	EMIters int
 	// EMTol is the convergence tolerance of the EM method. Default 1e-10.
 	EMTol float64
@@ -201,8 +202,9 @@ func (s Settings) withDefaults() Settings {
 
 // emItersDefault is EM's default iteration cap for k neighbours: max(200, 64 (k - 1)). The
 // M-step contracts by at most (k - 2) / (k - 1) per iteration (local rank >= 1), so 64 (k - 1)
-// iterations shrink the distance to the fixed point by e^-64 at least: below EMTol's default
-// relative 1e-10 for any sigma_i down to 1e-18 of the starting 1.
+// iterations shrink the distance to the fixed point by e^-64 = 1.6e-28 at least: a relative
+// change below EMTol's default 1e-10 for any fixed point sigma_i down to 1e-17 of the
+// starting 1.
 func emItersDefault(k int) int { return max(200, 64*(k-1)) }
 
 // maxReg is the largest relative regularization (RegTrace) Settings.Reg accepts.

@@ -640,7 +640,7 @@ func TestEigOptionsErrors(t *testing.T) {
 
 // TestLanczosSolveFixedShift exercises the low-level fixed-shift entry and the invariant
 // subspace path: restarted from (nearly) exact eigenvectors the Krylov space closes after NEV
-// steps.
+// steps, and the run continues from a random vector.
 func TestLanczosSolveFixedShift(t *testing.T) {
 	pr := getLLE(t)
 	m := pr.p.Matrix()
@@ -664,12 +664,11 @@ func TestLanczosSolveFixedShift(t *testing.T) {
 	}
 	t.Logf("cold (tol 1e-14) %d, restarted from its vectors %d operator applications", exact.OpApplies, got.OpApplies)
 	// NEV applications span the start's invariant subspace up to the 1e-14 tolerance of the
-	// first run, below the default 1e-10; then the random block after the breakdown must
-	// converge its largest Ritz value, so that no wanted pair outside the start is missed
-	// (TestSmallestInvariantStart): 10 applications measured, 3 before session 31 (which
-	// accepted the start's block unchecked). More than the cold run's would mean the
-	// breakdown path restarted from scratch.
-	if got.OpApplies < opts.NEV+1 || got.OpApplies > exact.OpApplies {
+	// first run, below the default 1e-10: the Krylov space closes. Its exact pairs need not be
+	// the wanted ones (TestSmallestInvariantStart), so the run starts again from a random
+	// vector: NEV + a cold run at the default tolerance (12 measured; 3 before session 31,
+	// which accepted the start's pairs unchecked). At most NEV more than the tighter cold run.
+	if got.OpApplies <= opts.NEV || got.OpApplies > exact.OpApplies+opts.NEV {
 		t.Errorf("exact start took %d operator applications (cold %d)", got.OpApplies, exact.OpApplies)
 	}
 	compareWithDense(t, pr.dense, got, ref, 2)
@@ -1122,4 +1121,47 @@ func mustShiftInvert(t *testing.T, a CSRMatrix) Operator {
 		t.Fatal(err)
 	}
 	return op
+}
+
+// TestSmallestBreakdownSmallNCV: warm starts at one or two eigenvectors with small bases
+// (NCV = NEV + 2 ... NEV + 6). Each run must return the NEV smallest eigenvalues, for 1 and 2
+// workers. Before session 31 13 of these 40 trials returned pairs of the start's block; a
+// first fix that kept the start's block in the basis and waited for the new block's largest
+// pair still returned 1.126 for 1.002 in one of them (a review), and one that waited for a
+// pair beyond the wanted ones never converged with NCV = 3.
+func TestSmallestBreakdownSmallNCV(t *testing.T) {
+	const n = 200
+	d := make([]float64, n) // clusters of 20 values 1e-3 apart, 0.1 between clusters
+	for i := range d {
+		d[i] = 1 + float64(i)*1e-3 + 0.1*float64(i/20)
+	}
+	a := diagCSR(d)
+	rng := rand.New(rand.NewPCG(5, 6))
+	trials := 40
+	if testing.Short() {
+		trials = 12 // small bases converge slowly on the clusters: about 4 s for all 40
+	}
+	for trial := 0; trial < trials; trial++ {
+		nev := 1 + trial%4
+		ncv := nev + 2 + trial%5
+		s0 := rng.IntN(n)
+		start := make([]float64, n)
+		start[s0] = 1
+		if trial%3 == 0 {
+			start[(s0+7)%n] = 1
+		}
+		for _, w := range []int{1, 2} {
+			res, err := NewEigensolver(a, newDenseCholOp(a)).Smallest(context.Background(),
+				EigOptions{NEV: nev, NCV: ncv, Start: [][]float64{start}, MaxOps: 20000, Workers: w, Tol: 1e-12})
+			if err != nil {
+				t.Fatalf("trial %d (nev %d, ncv %d, start e_%d): %v", trial, nev, ncv, s0, err)
+			}
+			for i := 0; i < nev; i++ {
+				// Tol 1e-12 of ||A|| = 2.0: the values are accurate far below the spacing 1e-3.
+				if math.Abs(res.Values[i]-d[i]) > 1e-6 {
+					t.Fatalf("trial %d (nev %d, ncv %d, start e_%d, %d workers): values %v, want %v", trial, nev, ncv, s0, w, res.Values, d[:nev])
+				}
+			}
+		}
+	}
 }

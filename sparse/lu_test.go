@@ -843,10 +843,6 @@ func expectedPivotFailure(t *testing.T, s *Symbolic, order, label []int32, pairs
 	return want
 }
 
-// TestBPatternScratchAllocs: MulVec, MulVecs and NormInf (every row summed: normAll) keep
-// their scratch in the pattern. On one worker parallel.For runs its function in place, and
-// what is left is one closure per pass handed to it (it escapes through For's goroutine path):
-// two for the products (B, then B^T), one for normAll.
 // TestBPatternNormCancel: with K close to n, the exact norm costs about n K^2 (27 s at
 // n = 2000, K = 1999, sequential and beyond the reach of a context before session 31); Fill
 // computes it under its context, so a deadline stops it. The bound on the latency is loose
@@ -879,6 +875,10 @@ func TestBPatternNormCancel(t *testing.T) {
 	}
 }
 
+// TestBPatternScratchAllocs: MulVec, MulVecs and NormInf (every row summed: normAll) keep
+// their scratch in the pattern. On one worker parallel.For runs its function in place, and
+// what is left is one closure per pass handed to it (it escapes through For's goroutine path):
+// two for the products (B, then B^T), one for normAll.
 func TestBPatternScratchAllocs(t *testing.T) {
 	const n, k = 6000, 7 // n > normCandMax: uniform weights leave every row a candidate
 	_, nb, w := knnWeights(rand.New(rand.NewPCG(81, 82)), n, k, 0)

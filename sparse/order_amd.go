@@ -204,13 +204,13 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 	for _, v := range dense {
 		vs[v] = vstate{} // never a live variable: the elimination skips it
 	}
-	n -= len(dense)    // the vertices the elimination orders
-	mindeg := int32(0) // no bucket below it is occupied
+	nOrd := n - len(dense) // the vertices the elimination orders (n still sizes the buckets)
+	mindeg := int32(0)     // no bucket below it is occupied
 	nel := 0
 	published := 0 // length of perm last published
 	work := 0      // list entries scanned since the last look at ctx
 	var lp []int32
-	for step := 0; nel < n; step++ {
+	for step := 0; nel < nOrd; step++ {
 		if step&4095 == 4095 || work > amdCtxWork {
 			work = 0
 			if err := ctx.Err(); err != nil {
@@ -392,7 +392,7 @@ func amdOrderCounts(ctx context.Context, g *graph, perm []int32, pub *amdProgres
 		}
 
 		// Final approximate degrees; the new element p holds the surviving variables.
-		nleft := n - nel
+		nleft := nOrd - nel
 		k = 0
 		for _, i := range lp {
 			if vs[i].nv == 0 {

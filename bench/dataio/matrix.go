@@ -123,7 +123,13 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 			}
 		}
 		if sep != ' ' {
-			fields = strings.Split(s, string(sep))
+			cells := s
+			if sep == '\t' {
+				// Tabs at either end separate empty cells: trim only spaces (TrimSpace
+				// dropped them, so "\t1\t2" read as two values).
+				cells = strings.Trim(strings.TrimPrefix(line, "\ufeff"), " ")
+			}
+			fields = strings.Split(cells, string(sep))
 			for i := range fields {
 				fields[i] = unquote(strings.TrimSpace(fields[i]))
 			}

@@ -70,6 +70,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{"non-numeric-first", "1,x\n3,4\n", `line 1, column 2: "x" is not a number (a header line must contain only names)`},
 		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
 		{"tsv-empty-cell", "1\t2\t3\n4\t\t6\n", "line 2, column 2: empty cell"},
+		{"tsv-leading-empty", "1\t2\t3\n\t5\t6\n", "line 2, column 1: empty cell"},
+		{"tsv-trailing-empty", "1\t2\t3\n4\t5\t\n", "line 2, column 3: empty cell"},
 		{"cr-only-ragged", "1,2\r3\r", "line 2 has 1 values, expected 2 (as on line 1)"},
 		{"trailing-comma", "1,2,\n", "line 1, column 3: empty cell"},
 		{"nan", "1,2\n3,NaN\n", `line 2, column 2: non-finite value "NaN"`},
