@@ -185,11 +185,17 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 			break
 		}
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-		// A '\r' left inside is a line end of its own (classic Mac OS text).
-		for part := range strings.SplitSeq(line, "\r") {
-			if rerr := row(part); rerr != nil {
+		// A '\r' left inside, outside double quotes, is a line end of its own (classic Mac
+		// OS text); a quoted cell keeps it.
+		for {
+			cut := crOutsideQuotes(line)
+			if rerr := row(line[:cut]); rerr != nil {
 				return nil, nil, rerr
 			}
+			if cut == len(line) {
+				break
+			}
+			line = line[cut+1:]
 		}
 		if err != nil {
 			break
@@ -205,6 +211,23 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		return nil, nil, errors.New("no columns")
 	}
 	return mat.NewDense(len(data)/cols, cols, data), header, nil
+}
+
+// crOutsideQuotes returns the index of the first '\r' of line outside double quotes, or
+// len(line).
+func crOutsideQuotes(line string) int {
+	quoted := false
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '"':
+			quoted = !quoted
+		case '\r':
+			if !quoted {
+				return i
+			}
+		}
+	}
+	return len(line)
 }
 
 // uniformCells reports whether the cells (trimmed and unquoted) are all non-empty and either

@@ -33,6 +33,8 @@ func TestReadCSV(t *testing.T) {
 		// Lone '\r' line ends (classic Mac OS): one row before session 31.
 		{"cr-only", "1 2\r3 4\r5 6\r", [][]float64{{1, 2}, {3, 4}, {5, 6}}, nil},
 		{"cr-only-comma-header", "x,y\r1,2\r3,4", [][]float64{{1, 2}, {3, 4}}, []string{"x", "y"}},
+		// A '\r' inside a quoted cell is not a line end (a review of session 31's change).
+		{"quoted-cr", "\"a\rb\",c\r\n1,2\r\n", [][]float64{{1, 2}}, []string{"a\rb", "c"}},
 	}
 	for _, c := range cases {
 		m, h, err := ReadCSV(strings.NewReader(c.in))
