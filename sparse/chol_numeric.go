@@ -341,13 +341,25 @@ func (f *Factor) diagBlock(a []float64, b, lda, st int) (int, float64) {
 	for i := 0; i < b; i++ {
 		copy(save[i*b:i*b+i+1], a[i*lda:i*lda+i+1])
 	}
-	if kernels.Current().LAPACK().Dpotrf(blas.Lower, b, a, lda) {
+	if kernels.Current().LAPACK().Dpotrf(blas.Lower, b, a, lda) && positiveDiag(a, b, lda) {
 		return -1, 0
 	}
+	// Dpotrf failed, or (OpenBLAS) succeeded past a NaN pivot, which only gonum's rejects:
+	// the Go kernel names the column.
 	for i := 0; i < b; i++ {
 		copy(a[i*lda:i*lda+i+1], save[i*b:i*b+i+1])
 	}
 	return cholPanelGo(a, b, lda, b)
+}
+
+// positiveDiag reports whether the b diagonal entries of a (lda) are all > 0 (false for NaN).
+func positiveDiag(a []float64, b, lda int) bool {
+	for i := 0; i < b; i++ {
+		if !(a[i*lda+i] > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // cholPanelGo factors columns [0, w) of the m-row row-major panel p (lda) with a left-looking

@@ -166,7 +166,8 @@ func (f *LUFactor) solve(dst, b []float64, trans bool) {
 	}
 }
 
-// LastPivot returns the last pivot the latest Factorize computed (before any replacement).
+// LastPivot returns the last pivot the latest Factorize computed before replacing it, with
+// singularLast; NaN after a Factorize without it.
 func (f *LUFactor) LastPivot() float64 { return f.last }
 
 // MinPivot returns the smallest pivot magnitude of the latest Factorize, a replaced last pivot
@@ -186,8 +187,13 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	}
 	f.valid = false
 	f.diagMax = 0
+	f.last = math.NaN() // set again only with singularLast (it was left from an earlier call)
 	for _, q := range f.diagQ {
-		f.diagMax = math.Max(f.diagMax, math.Abs(val[q]))
+		// A NaN is skipped: math.Max would make the threshold NaN, and the first pivot
+		// tested would be blamed instead of the NaN's own column.
+		if v := math.Abs(val[q]); v > f.diagMax {
+			f.diagMax = v
+		}
 	}
 	if f.diagMax == 0 {
 		f.diagMax = 1
@@ -199,8 +205,8 @@ func (f *LUFactor) Factorize(ctx context.Context, val, valT []float64, singularL
 	}
 	f.pf.reset()
 	f.gatherValues(val, valT)
-	err := s.eachNode(ctx, func(_ context.Context, t int32, st, nw int) error {
-		return f.node(t, st, nw, singularLast, &mins[st])
+	err := s.eachNode(ctx, func(ctx context.Context, t int32, st, nw int) error {
+		return f.node(ctx, t, st, nw, singularLast, &mins[st])
 	})
 	if err != nil {
 		return err
@@ -237,7 +243,7 @@ func (f *LUFactor) gatherValues(val, valT []float64) {
 // kernels), lowering *minp to its smallest pivot magnitude. A failed pivot marks t failed and
 // is recorded in f.pf; a node with a failed child is skipped and marked failed (a
 // child's update is read only by its parent, so nothing reads the missing updates).
-func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) error {
+func (f *LUFactor) node(ctx context.Context, t int32, st, nw int, singularLast bool, minp *float64) error {
 	s := f.s
 	sc := &s.sched
 	if f.pf.skip(s, t) {
@@ -267,7 +273,10 @@ func (f *LUFactor) node(t int32, st, nw int, singularLast bool, minp *float64) e
 		extendAddFullPanel(nw, s.conc, pl, pu, w, gc, rel, f.runs[st])
 	}
 	isLast := singularLast && c0+w == s.n
-	j, d := f.panel(pl, pu, m, w, st, nw, isLast)
+	j, d := f.panel(ctx, pl, pu, m, w, st, nw, isLast)
+	if err := ctx.Err(); err != nil {
+		return err // the panel stopped between blocks
+	}
 	if j >= 0 {
 		f.pf.record(t, st, s.perm[c0+j], d)
 		return nil
@@ -432,14 +441,17 @@ func extendUpdateRows(g []float64, w, mu int, gc []float64, rel, runs []int32, j
 // panel factors the m x w panels pl (lower part of the front's columns) and pu (its upper part,
 // transposed) in place: the leading w x w blocks get L11 (below the diagonal; the diagonal holds
 // U's) and U11^T, the rest L21 = A21 U11^{-1} and U12^T = (L11^{-1} A12)^T. It returns (-1, 0)
-// on success or the failing column and its pivot. With last, the last pivot of the panel is
-// recorded in f.last and replaced by 1.
-func (f *LUFactor) panel(pl, pu []float64, m, w, st, nw int, last bool) (int, float64) {
+// on success or the failing column and its pivot, and stops between column blocks when ctx
+// is done. With last, the last pivot of the panel is recorded in f.last and replaced by 1.
+func (f *LUFactor) panel(ctx context.Context, pl, pu []float64, m, w, st, nw int, last bool) (int, float64) {
 	tol := luPivotTol * f.diagMax
 	if w <= luWholePanel {
 		return f.luBlock(pl, pu, m, w, w, tol, last)
 	}
 	for k0 := 0; k0 < w; k0 += panelBlock {
+		if ctx.Err() != nil {
+			return -1, 0 // node returns the context's error (a large separator: 0.2 s and more)
+		}
 		k1 := min(k0+panelBlock, w)
 		b := k1 - k0
 		if j, d := f.luBlock(pl[k0*w+k0:], pu[k0*w+k0:], b, w, b, tol, last && k1 == w); j >= 0 {
