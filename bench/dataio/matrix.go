@@ -78,7 +78,8 @@ func (a *Array) Matrix() (*mat.Dense, error) {
 //
 // The first non-blank, non-comment line decides the separator: a comma when it contains one;
 // else a tab when it contains one and its tab-separated cells are all numbers or all names (a
-// header whose names contain spaces); else runs of spaces and tabs. With commas and tabs
+// header whose names contain spaces; data lines under it without a tab are split on spaces);
+// else runs of spaces and tabs. With commas and tabs
 // every separator separates two cells, so an empty cell is an error. Blank lines and lines starting with '#' are
 // skipped; a UTF-8 byte order mark, "\r\n" and lone '\r' line ends, spaces around cells and
 // double quotes around cells are tolerated. The first line is a header when every one of its
@@ -91,13 +92,14 @@ func ReadCSV(r io.Reader) (*mat.Dense, []string, error) { return readDelimited(r
 func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	var (
-		header   []string
-		data     []float64
-		cols     = -1
-		colsLine int
-		first    = true
-		lineNo   int
-		fields   []string
+		header    []string
+		data      []float64
+		cols      = -1
+		colsLine  int
+		first     = true
+		headerTab bool // the separator is a detected tab, decided on the first line only
+		lineNo    int
+		fields    []string
 	)
 	// row handles one line (without its line end).
 	row := func(line string) error {
@@ -118,8 +120,16 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 				sep = ','
 			case strings.IndexByte(s, '\t') >= 0 && uniformCells(strings.Split(s, "\t")):
 				sep = '\t'
+				headerTab = true // until the first data line says otherwise (below)
 			default:
 				sep = ' ' // runs of spaces and tabs
+			}
+		} else if headerTab {
+			// The first line after a detected tab-separated one: data without a tab under a
+			// tab-separated header of names is space separated (as before session 31).
+			headerTab = false
+			if header != nil && strings.IndexByte(s, '\t') < 0 {
+				sep = ' '
 			}
 		}
 		if sep != ' ' {

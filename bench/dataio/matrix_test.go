@@ -30,6 +30,8 @@ func TestReadCSV(t *testing.T) {
 		// "line 2 has 2 values, expected 4").
 		{"tsv-header-spaces", "sepal length\tsepal width\n1\t2\n", [][]float64{{1, 2}}, []string{"sepal length", "sepal width"}},
 		{"tsv-spaces-around", "1 \t 2\n3\t4\n", [][]float64{{1, 2}, {3, 4}}, nil},
+		// A tab-separated header over space-separated data (read so before session 31).
+		{"tab-header-space-data", "x\ty\n1 2\n3  4\n", [][]float64{{1, 2}, {3, 4}}, []string{"x", "y"}},
 		// Lone '\r' line ends (classic Mac OS): one row before session 31.
 		{"cr-only", "1 2\r3 4\r5 6\r", [][]float64{{1, 2}, {3, 4}, {5, 6}}, nil},
 		{"cr-only-comma-header", "x,y\r1,2\r3,4", [][]float64{{1, 2}, {3, 4}}, []string{"x", "y"}},
