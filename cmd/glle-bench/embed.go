@@ -22,6 +22,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		return err
 	}
 	if c.model != "" {
+		if err := checkModelFolder(c.model); err != nil {
+			return err
+		}
 		if err := out.mkdir("model", c.model); err != nil {
 			return err
 		}

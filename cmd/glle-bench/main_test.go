@@ -672,3 +672,30 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("stderr %q", se.String())
 	}
 }
+
+// TestModelFolderGuard: a -model folder holding a file of a model's names but no model.json
+// is refused before any work, and the file is unchanged (a project folder's X.npy was
+// overwritten silently before session 31); re-saving into a model folder replaces the model
+// and removes the files the new one does not have (sigma.npy of an em model re-saved as lle).
+func TestModelFolderGuard(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "proj"), 0o755)
+	mustRun(t, dir, "dataset", "-name", "scurve", "-n", "300", "-out", "proj/X.npy")
+	before := mustRead(t, dir, "proj/X.npy")
+	r := runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-out", "y.npy", "-model", "proj", "-q")
+	if r.code != 2 || !strings.Contains(r.stderr, "is not a saved model and would be overwritten") || !bytes.Equal(before, mustRead(t, dir, "proj/X.npy")) {
+		t.Errorf("-model into a folder with X.npy: exit %d, %q; want exit 2 naming the file, and X.npy unchanged", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "y.npy")); err == nil {
+		t.Error("the refused run wrote its -out file")
+	}
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-out", "e.npy", "-model", "m", "-q")
+	if _, err := os.Stat(filepath.Join(dir, "m", "sigma.npy")); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "lle", "-out", "l.npy", "-model", "m", "-q")
+	if _, err := os.Stat(filepath.Join(dir, "m", "sigma.npy")); !os.IsNotExist(err) {
+		t.Errorf("re-saving an em model folder as lle left sigma.npy (%v)", err)
+	}
+	mustRun(t, dir, "transform", "-model", "m", "-in", "proj/X.npy", "-out", "t.npy", "-q") // the lle model is complete
+}

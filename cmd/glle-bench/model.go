@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -61,6 +62,22 @@ func modelFiles(dir string) []string {
 		paths = append(paths, modelFile(dir, name))
 	}
 	return paths
+}
+
+// checkModelFolder refuses a -model folder that holds a file of a model's names (X.npy,
+// weights.npy, ...) but no model.json: those files are not a saved model's, and saving would
+// overwrite them (a project folder's X.npy was replaced silently before session 31). A folder
+// with model.json is a model folder: saving replaces that model.
+func checkModelFolder(dir string) error {
+	if _, err := os.Stat(modelFile(dir, metaFile)); err == nil {
+		return nil
+	}
+	for _, p := range modelFiles(dir) {
+		if _, err := os.Lstat(p); err == nil {
+			return modelErr(dir, "use a new or empty folder for -model", "%s exists but the folder has no %s, so it is not a saved model and would be overwritten", clip(p), metaFile)
+		}
+	}
+	return nil
 }
 
 // saveModel writes the model folder; model.json is written last, so a folder holding it is
@@ -127,6 +144,13 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		if !finite(v) {
 			meta.Eigenvalues = append([]float64(nil), meta.Eigenvalues...)
 			meta.Eigenvalues[i] = 0
+		}
+	}
+	// The files of an earlier model in dir that this one does not have (sigma.npy of an em
+	// model re-saved as lle, say) go at commit, so the folder holds one model.
+	for _, name := range []string{sigmaFile, gammaFile} {
+		if !slices.Contains(files, name) {
+			out.retireAtCommit(modelFile(dir, name))
 		}
 	}
 	data, err := json.MarshalIndent(meta, "", "  ")
