@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"glle/bench"
@@ -144,10 +145,23 @@ func TestDenseFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Eigen.Solver != "dense" {
-		t.Fatalf("generation solver %q, want the dense fallback", rep.Eigen.Solver)
+	if rep.Eigen.Solver != "dense" || !strings.Contains(rep.Eigen.DenseFallback, "did not converge") {
+		t.Fatalf("generation solver %q, reason %q: want the dense fallback, with its reason (reported since session 31)", rep.Eigen.Solver, rep.Eigen.DenseFallback)
 	}
 	if s := maxPrincipalSine(y, yref); s > 1e-6 { // as TestBackendsAgree
 		t.Errorf("fallback generation differs from the dense solver's: sine %g", s)
+	}
+}
+
+// TestFitNotConvergedAdvice: a fit above the dense fallback's size whose sparse eigensolve
+// does not converge names the dense solver; the advice to lower the covariance scale, which a
+// fit does not have, is for generations (a user trial, session 31).
+func TestFitNotConvergedAdvice(t *testing.T) {
+	X, _ := bench.SwissRoll(denseFallbackN+100, 24)
+	cholFailHook = func() error { return &sparse.NotConvergedError{NEV: 2, Residual: 1} }
+	defer func() { cholFailHook = nil }()
+	_, err := Fit(context.Background(), X, Settings{Method: EM, Solver: SolverSparseCholesky})
+	if err == nil || !strings.Contains(err.Error(), "-solver dense") || strings.Contains(err.Error(), "covariance scale") {
+		t.Fatalf("got %v, want the advice to use the dense solver", err)
 	}
 }

@@ -117,8 +117,11 @@ type EigenReport struct {
 	Factorization string `json:"factorization,omitempty"`
 	// LUFallback says why the LU factorization of B was abandoned for M's Cholesky factor
 	// (empty when it was not).
-	LUFallback string    `json:"lu_fallback,omitempty"`
-	Values     []float64 `json:"values"`
+	LUFallback string `json:"lu_fallback,omitempty"`
+	// DenseFallback says why the sparse solver was abandoned for the dense one (n <= 3000;
+	// empty when it was not).
+	DenseFallback string    `json:"dense_fallback,omitempty"`
+	Values        []float64 `json:"values"`
 	// Iterations counts the thick restarts of Lanczos over all shifts ("sparse"), or the
 	// block inverse iterations ("dense"; "dense-full" keeps the count it gave up at).
 	Iterations int `json:"iterations"`

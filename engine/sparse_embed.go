@@ -348,7 +348,11 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 			// eigendecomposition if it must.
 			vecs, vals, der, derr := denseSmallest(ctx, n, k, m.Neighbors, w, nev, deflate, warm, wp)
 			der.NNZM = er.NNZM
+			der.DenseFallback = err.Error()
 			return vecs, vals, der, derr
+		}
+		if warm == nil { // the fit: no covariance scale is involved
+			return nil, nil, er, fmt.Errorf("eigensolver: %w (M has no usable spectral gap for the sparse solver: try the dense solver, -solver dense / Settings.Solver = SolverDense, for n <= %d, or a larger k)", err, denseMaxN)
 		}
 		return nil, nil, er, fmt.Errorf("eigensolver: %w (try a smaller covariance scale)", err)
 	}

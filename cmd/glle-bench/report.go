@@ -366,6 +366,9 @@ func writeEigen(b *strings.Builder, label string, e engine.EigenReport) {
 	if e.LUFallback != "" {
 		fmt.Fprintf(b, " (LU of B abandoned: %s)", e.LUFallback)
 	}
+	if e.DenseFallback != "" {
+		fmt.Fprintf(b, " (the sparse solver was abandoned for the dense one: %s)", e.DenseFallback)
+	}
 	b.WriteString("\n")
 }
 
