@@ -15,8 +15,11 @@ import (
 // model; Fit refines the estimate with the exact counts of the symbolic analysis (before the
 // numeric factorization) and reports it in Report.Memory.
 type MemoryEstimate struct {
-	N, D, K, Dim int
-	Method       string
+	N      int    `json:"n"`
+	D      int    `json:"d"`
+	K      int    `json:"k"`
+	Dim    int    `json:"dim"`
+	Method string `json:"method"`
 
 	// Data is the training data (the caller's matrix, the engine's copy and its rescaled copy).
 	Data int64 `json:"data"`

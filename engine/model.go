@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -63,7 +64,9 @@ type Report struct {
 	// EMIterations is the number of EM iterations run (EM methods).
 	EMIterations int `json:"em_iterations,omitempty"`
 	// EMConverged reports whether EM reached its tolerance (EM; EMPaper runs a fixed count).
-	EMConverged bool `json:"em_converged,omitempty"`
+	// In JSON it is present for EM, false included (omitted as false before session 31), and
+	// absent for the other methods.
+	EMConverged bool `json:"-"`
 	// Sigma summarises sigma_i (EM methods).
 	Sigma *SigmaStats `json:"sigma,omitempty"`
 	// FallbackPoints counts points whose fibre was a single point (r_i = k-1) and that use
@@ -156,4 +159,34 @@ func (r *Report) closeStages(start time.Time) {
 		}
 	}
 	r.Stages = append(r.Stages, StageTime{Name: "other", Seconds: max(0, time.Since(start).Seconds()-sum)})
+}
+
+// reportJSON is Report's JSON form: em_converged is present for EM only, false included.
+type reportJSON struct {
+	reportFields
+	EMConverged *bool `json:"em_converged,omitempty"`
+}
+
+type reportFields Report // Report without its methods (no recursion into MarshalJSON)
+
+// MarshalJSON writes the report with em_converged present for the EM method (false
+// included) and absent for the others.
+func (r Report) MarshalJSON() ([]byte, error) {
+	out := reportJSON{reportFields: reportFields(r)}
+	if r.Method == EM.String() {
+		v := r.EMConverged
+		out.EMConverged = &v
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Report) UnmarshalJSON(b []byte) error {
+	var in reportJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*r = Report(in.reportFields)
+	r.EMConverged = in.EMConverged != nil && *in.EMConverged
+	return nil
 }

@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +60,32 @@ func TestStagesCoverWallTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("generate", rep.Stages, wall)
+}
+
+// TestReportJSONEMConverged: em_converged is in an EM report's JSON also when false (it was
+// omitted as false before session 31, so a script reading the key failed), absent for the
+// other methods, and the report reads back to itself.
+func TestReportJSONEMConverged(t *testing.T) {
+	for _, c := range []struct {
+		method    string
+		converged bool
+		want      string
+	}{{"em", false, `"em_converged":false`}, {"em", true, `"em_converged":true`}, {"lle", false, ""}, {"em-paper", false, ""}} {
+		r := engine.Report{Method: c.method, N: 7, EMIterations: 5, EMConverged: c.converged}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(string(b), `"em_converged"`)
+		if c.want != "" && !strings.Contains(string(b), c.want) || c.want == "" && has {
+			t.Errorf("%s converged=%v: %s; want %q", c.method, c.converged, b, c.want)
+		}
+		if !strings.Contains(string(b), `"n":7`) || !strings.Contains(string(b), `"em_iterations":5`) {
+			t.Errorf("%s: the other fields are missing: %s", c.method, b)
+		}
+		var back engine.Report
+		if err := json.Unmarshal(b, &back); err != nil || back.EMConverged != c.converged || back.N != 7 || back.Method != c.method {
+			t.Errorf("%s: read back %+v, %v", c.method, back, err)
+		}
+	}
 }

@@ -173,6 +173,10 @@ type Progress struct {
 }
 
 // withDefaults returns s with zero fields replaced by their documented defaults.
+// Resolved returns s with every zero field replaced by its documented default (K, Dim, Reg,
+// EMIters, EMTol, ...), as Fit applies them: what a report should show as the settings used.
+func (s Settings) Resolved() Settings { return s.withDefaults() }
+
 func (s Settings) withDefaults() Settings {
 	if s.K == 0 {
 		s.K = 10

@@ -178,18 +178,20 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 
 // settingsMap records the resolved settings of a fit for the report.
 func settingsMap(m *engine.Model, s engine.Settings, seed uint64) map[string]any {
-	iters := s.EMIters
-	if iters == 0 { // the engine's documented defaults
-		iters = 200
-		if m.Method == engine.EMPaper {
-			iters = 10
-		}
-	}
-	return map[string]any{
+	r := s.Resolved() // the defaults the fit applied (em's iteration cap depends on k)
+	mp := map[string]any{
 		"method": m.Method.String(), "k": m.K, "dim": m.Dim, "reg": m.Reg, "reg_mode": regModeName(m.RegMode),
-		"scaling": scalingName(m.Scaling), "direct_ridge": s.DirectRidge, "em_iters": iters, "em_tol": s.EMTol,
+		"scaling": scalingName(m.Scaling), "direct_ridge": s.DirectRidge,
 		"solver": solverName(s.Solver), "seed": seed, "workers": s.Workers,
 	}
+	// Only the settings the method reads: em-paper runs exactly em_iters and has no tolerance.
+	switch m.Method {
+	case engine.EM:
+		mp["em_iters"], mp["em_tol"] = r.EMIters, r.EMTol
+	case engine.EMPaper:
+		mp["em_iters"] = r.EMIters
+	}
+	return mp
 }
 
 func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {

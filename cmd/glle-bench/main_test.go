@@ -699,3 +699,34 @@ func TestModelFolderGuard(t *testing.T) {
 	}
 	mustRun(t, dir, "transform", "-model", "m", "-in", "proj/X.npy", "-out", "t.npy", "-q") // the lle model is complete
 }
+
+// TestSummaryFields: transform's summary gives the new points as n and the model's as
+// model_n (it gave no way to tell them apart); em's JSON has em_converged also when false;
+// em-paper's settings carry em_iters but not em_tol, which it does not read; the memory
+// estimate's keys are snake_case (a user trial, session 31).
+func TestSummaryFields(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "scurve", "-n", "120", "-seed", "5", "-out", "new.npy")
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-method", "em", "-em-iters", "2", "-out", "y.npy", "-model", "m", "-json", "e.json", "-q")
+	r := mustRun(t, dir, "transform", "-model", "m", "-in", "new.npy", "-out", "t.npy", "-json", "t.json")
+	var tj, ej map[string]any
+	json.Unmarshal(mustRead(t, dir, "t.json"), &tj)
+	json.Unmarshal(mustRead(t, dir, "e.json"), &ej)
+	if tj["n"] != 120.0 || tj["model_n"] != 400.0 || !strings.Contains(r.stderr, "120 new points") {
+		t.Errorf("transform summary: n %v, model_n %v, stderr %q; want 120 and 400", tj["n"], tj["model_n"], r.stderr)
+	}
+	fit, _ := ej["fit"].(map[string]any)
+	if v, ok := fit["em_converged"]; !ok || v != false {
+		t.Errorf("em with -em-iters 2: em_converged %v (present %v), want false", v, ok)
+	}
+	if mem, _ := fit["memory"].(map[string]any); mem == nil || mem["n"] != 400.0 || mem["N"] != nil {
+		t.Errorf("fit.memory keys: %v", mem)
+	}
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-method", "em-paper", "-out", "p.npy", "-json", "p.json", "-q")
+	var pj map[string]any
+	json.Unmarshal(mustRead(t, dir, "p.json"), &pj)
+	st, _ := pj["settings"].(map[string]any)
+	if _, has := st["em_tol"]; has || st["em_iters"] != 10.0 {
+		t.Errorf("em-paper settings: %v; want em_iters 10 and no em_tol", st)
+	}
+}

@@ -186,6 +186,7 @@ type summary struct {
 	Method       string             `json:"method,omitempty"`
 	Input        string             `json:"input,omitempty"`
 	N            int                `json:"n"`
+	ModelN       int                `json:"model_n,omitempty"` // transform: the model's training points (N is the new points)
 	D            int                `json:"d"`
 	K            int                `json:"k,omitempty"`
 	P            int                `json:"p,omitempty"`
@@ -270,7 +271,11 @@ func (s *summary) write(w io.Writer) {
 	if s.Method != "" {
 		fmt.Fprintf(&b, " %s", s.Method)
 	}
-	fmt.Fprintf(&b, ": n=%d d=%d", s.N, s.D)
+	if s.ModelN > 0 {
+		fmt.Fprintf(&b, ": %d new points of d=%d (model of n=%d)", s.N, s.D, s.ModelN)
+	} else {
+		fmt.Fprintf(&b, ": n=%d d=%d", s.N, s.D)
+	}
 	if s.K > 0 {
 		fmt.Fprintf(&b, " k=%d p=%d", s.K, s.P)
 	}

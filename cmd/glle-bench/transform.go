@@ -137,7 +137,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, D: d, K: m.K, P: m.Dim,
+	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, ModelN: m.N, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
 		Stages: []engine.StageTime{restore}}
 
