@@ -2,6 +2,11 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -163,6 +168,7 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.PeakRSSBytes = peakRSS()
 	sum.Outputs = append([]string(nil), out.files...)
+	sum.Stale = staleOutputs(out.files)
 	if jsonPath != "" {
 		sum.Outputs = append(sum.Outputs, jsonPath)
 		if err := out.write("json", jsonPath, sum.writeJSON); err != nil {
@@ -174,6 +180,59 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 		out.onCommit(func() { sum.write(e.stderr) })
 	}
 	return nil
+}
+
+// genSuffix matches a generation file's suffix: _gen000, _gen001, ...
+var genSuffix = regexp.MustCompile(`_gen[0-9]{3,}$`)
+
+// staleOutputs lists the files beside the written ones that carry this run's names but were
+// not written by it: generations, uncertainty and mean files of an earlier run into the same
+// -out (STEM_gen002.npy after an earlier run drew more generations, say). They are left alone
+// (they may be the user's), but a reader of STEM_gen*.npy should know they are not this run's.
+func staleOutputs(written []string) []string {
+	seen := map[string]bool{}
+	for _, p := range written {
+		seen[filepath.Clean(p)] = true
+	}
+	var stale []string
+	stems := map[string]bool{}
+	for _, p := range written {
+		ext := filepath.Ext(p)
+		stem := genSuffix.ReplaceAllString(strings.TrimSuffix(p, ext), "")
+		key := stem + "\x00" + ext
+		if ext == "" || ext == ".json" || ext == ".png" || stems[key] {
+			continue
+		}
+		stems[key] = true
+		globbed, _ := filepath.Glob(globEscape(stem) + "_gen[0-9][0-9][0-9]*" + globEscape(ext))
+		var cands []string
+		for _, c := range globbed { // exactly STEM_genNNN.EXT
+			if g := strings.TrimSuffix(c, ext); genSuffix.MatchString(g) && genSuffix.ReplaceAllString(g, "") == stem {
+				cands = append(cands, c)
+			}
+		}
+		cands = append(cands, stem+"_uncertainty"+ext, stem+"_mean"+ext, stem+"_uncertainty.png")
+		for _, c := range cands {
+			if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && !seen[filepath.Clean(c)] {
+				seen[filepath.Clean(c)] = true
+				stale = append(stale, c)
+			}
+		}
+	}
+	slices.Sort(stale)
+	return stale
+}
+
+// globEscape escapes the glob metacharacters of a literal path part.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // settingsMap records the resolved settings of a fit for the report.

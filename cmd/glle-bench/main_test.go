@@ -730,3 +730,25 @@ func TestSummaryFields(t *testing.T) {
 		t.Errorf("em-paper settings: %v; want em_iters 10 and no em_tol", st)
 	}
 }
+
+// TestStaleOutputsNote: a run into the same -out as an earlier one that drew more
+// generations leaves the earlier STEM_gen*.npy and uncertainty files alone, and says so
+// (the folder mixed two runs silently before session 31; a user trial).
+func TestStaleOutputsNote(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "4", "-uncertainty", "-out", "Y.npy", "-q")
+	r := mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-generations", "2", "-out", "Y.npy", "-json", "y.json")
+	want := "Y_gen002.npy, Y_gen003.npy, Y_mean.npy, Y_uncertainty.npy"
+	if !strings.Contains(r.stderr, "4 file(s) beside these outputs are from an earlier run") || !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q: want the note naming %s", r.stderr, want)
+	}
+	var j map[string]any
+	json.Unmarshal(mustRead(t, dir, "y.json"), &j)
+	if st, _ := j["stale_outputs"].([]any); len(st) != 4 {
+		t.Errorf("stale_outputs %v, want the 4 files", j["stale_outputs"])
+	}
+	r = mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-generations", "4", "-uncertainty", "-out", "Y.npy")
+	if strings.Contains(r.stderr, "earlier run") {
+		t.Errorf("a run that rewrote every file still noted stale ones: %q", r.stderr)
+	}
+}

@@ -203,6 +203,9 @@ type summary struct {
 	WallSeconds  float64            `json:"wall_seconds"`
 	PeakRSSBytes int64              `json:"peak_rss_bytes,omitempty"`
 	Outputs      []string           `json:"outputs"`
+	// Stale lists files beside the outputs with this run's names (STEM_gen003.npy, ...) that
+	// an earlier run wrote and this one did not replace.
+	Stale []string `json:"stale_outputs,omitempty"`
 }
 
 // sigmaNote says how points with sigma_i <= 0 are sampled.
@@ -343,6 +346,9 @@ func (s *summary) write(w io.Writer) {
 	}
 	if len(s.Outputs) > 0 {
 		fmt.Fprintf(&b, "  wrote: %s\n", strings.Join(s.Outputs, ", "))
+	}
+	if len(s.Stale) > 0 {
+		fmt.Fprintf(&b, "  note: %d file(s) beside these outputs are from an earlier run, not this one: %s\n", len(s.Stale), strings.Join(s.Stale, ", "))
 	}
 	io.WriteString(w, b.String())
 }
