@@ -174,7 +174,10 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 			v, perr := parseNumber(f)
 			if perr != nil && !isRangeErr(perr) {
 				hint := ""
-				if onFirst {
+				switch {
+				case strings.Contains(f, ";"):
+					hint = " (semicolons do not separate values: use commas, tabs or spaces)"
+				case onFirst:
 					hint = " (a header line must contain only names)"
 				}
 				return fmt.Errorf("line %d, column %d: %q is not a number%s", lineNo, j+1, clip(f), hint)

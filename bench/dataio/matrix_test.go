@@ -73,6 +73,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"hex float", "1,2\n0x1p-2,4\n", `line 2, column 1: "0x1p-2" is not a number`},
 		{"non-numeric-first", "1,x\n3,4\n", `line 1, column 2: "x" is not a number (a header line must contain only names)`},
 		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
+		{"semicolons", "x;y\n1;2\n", `line 2, column 1: "1;2" is not a number (semicolons do not separate values: use commas, tabs or spaces)`},
 		{"tsv-empty-cell", "1\t2\t3\n4\t\t6\n", "line 2, column 2: empty cell"},
 		{"tsv-leading-empty", "1\t2\t3\n\t5\t6\n", "line 2, column 1: empty cell"},
 		{"tsv-trailing-empty", "1\t2\t3\n4\t5\t\n", "line 2, column 3: empty cell"},

@@ -25,7 +25,7 @@ func readData(flagName, path string) (*mat.Dense, error) {
 	} else if fi.IsDir() {
 		return nil, badInput("give a data file, not a folder", "-%s %q is a folder", flagName, clip(path))
 	} else if fi.Mode().IsRegular() && fi.Size() == 0 { // a pipe's size is 0 before it is read
-		return nil, badInput("give a non-empty .npy or .csv file", "-%s %q is empty", flagName, clip(path))
+		return nil, badInput("give a non-empty .npy, .csv, .tsv or .txt file", "-%s %q is empty", flagName, clip(path))
 	}
 	X, err := dataio.ReadMatrix(path)
 	if err != nil {

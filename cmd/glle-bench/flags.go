@@ -148,7 +148,7 @@ func checkMatrixExt(flagName, path string) error {
 			return nil
 		}
 	}
-	return badInput("use a .npy or .csv file name", "-%s %q has an unknown extension %q", flagName, clip(path), ext)
+	return badInput("use a .npy, .csv, .tsv or .txt file name", "-%s %q has an unknown extension %q", flagName, clip(path), ext)
 }
 
 func checkDataset(name string) error {
@@ -249,7 +249,7 @@ func datasetFlags(c *datasetConfig) *flags {
 	f.str(&c.name, "name", "", "NAME", "dataset: "+strings.Join(bench.DatasetNames(), ", ")+" (required)")
 	f.int(&c.n, "n", 5000, "number of points (before removal for swissroll-hole and severed-sphere)")
 	f.u64(&c.seed, "seed", 1, "random seed; the same seed gives the same points")
-	f.str(&c.out, "out", "", "X.npy", "output points, n x 3 (.npy or .csv) (required)")
+	f.str(&c.out, "out", "", "X.npy", "output points, n x 3 (.npy, .csv, .tsv or .txt by extension) (required)")
 	f.str(&c.colorOut, "color-out", "", "t.npy", "also write the colour (manifold coordinate), n x 1")
 	f.boolean(&c.quiet, "q", "no summary on stderr")
 	return f
@@ -323,7 +323,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.int(&r.k, "k", 10, "neighbours per point")
 	f.int(&r.dim, "dim", 2, "embedding dimension p (1 <= p < d)")
 	f.u64(&c.seed, "seed", 1, "seed of the dataset (-dataset) and of the generations; the fit itself draws nothing")
-	f.str(&c.out, "out", "", "Y.npy", "output embedding of the fit, n x p (.npy or .csv) (required)")
+	f.str(&c.out, "out", "", "Y.npy", "output embedding of the fit, n x p (.npy, .csv, .tsv or .txt by extension) (required)")
 	f.str(&c.model, "model", "", "DIR", "save the fitted model to DIR (created if missing) for 'glle-bench generate'")
 	f.int(&r.emIters, "em-iters", 0, "EM iterations: em-paper runs exactly this many, em at most this many", "10 for em-paper; for em max(200, 64 (k-1)), stopping earlier at -em-tol")
 	f.float(&r.emTol, "em-tol", 1e-10, "TOL", "em stops when the largest relative change of sigma_i is below TOL")
@@ -535,7 +535,7 @@ func generateFlags(c *generateConfig) *flags {
 	f.int(&c.generations, "generations", 0, "number of generations to write, at least 1 (required)")
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a (a*Omega_i or a*Gamma_i)")
 	f.u64(&c.seed, "seed", 1, "seed of the draws; the embed run's seed reproduces its generations exactly")
-	f.str(&c.out, "out", "", "PREFIX", "writes PREFIX_gen000.npy ...; a PREFIX ending in .npy/.csv picks the format (required)")
+	f.str(&c.out, "out", "", "PREFIX", "writes PREFIX_gen000.npy ...; a PREFIX ending in .npy, .csv, .tsv or .txt picks the format (required)")
 	f.str(&c.solver, "solver", "", "S", "eigensolver: auto, sparse, dense or sparse-cholesky", "the model's")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")

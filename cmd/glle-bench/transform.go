@@ -48,7 +48,7 @@ func transformFlags(c *transformConfig) *flags {
 	f := newFlags("transform")
 	f.str(&c.model, "model", "", "DIR", "model directory written by 'glle-bench embed -model DIR' (required)")
 	f.str(&c.in, "in", "", "NEW.npy", "new points, one per row, with the training data's columns (required)")
-	f.str(&c.out, "out", "", "Y.npy", "embedding of the new points by the LLE weights, m x p (.npy or .csv) (required)")
+	f.str(&c.out, "out", "", "Y.npy", "embedding of the new points by the LLE weights, m x p (.npy, .csv, .tsv or .txt by extension) (required)")
 	f.int(&c.generations, "generations", 0, "also write G sampled embeddings Y_gen000 ... (em, direct, em-paper, direct-paper models)")
 	f.u64(&c.seed, "seed", 1, "seed of the draws (the embed run's seed gives its generations' training embeddings)")
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the draws")
