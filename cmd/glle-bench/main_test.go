@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -721,6 +722,21 @@ func TestSummaryFields(t *testing.T) {
 	}
 	if mem, _ := fit["memory"].(map[string]any); mem == nil || mem["n"] != 400.0 || mem["N"] != nil {
 		t.Errorf("fit.memory keys: %v", mem)
+	}
+	// 12-D data with k = 10: every em fibre is empty and falls back; the summary says what
+	// the count means.
+	rng := rand.New(rand.NewPCG(3, 4))
+	hi := mat.NewDense(300, 12, nil)
+	for i := 0; i < 300; i++ {
+		for j := 0; j < 12; j++ {
+			hi.Set(i, j, rng.NormFloat64())
+		}
+	}
+	if err := dataio.WriteMatrix(filepath.Join(dir, "hi.npy"), hi); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, dir, "embed", "-in", "hi.npy", "-method", "em", "-out", "h.npy"); !strings.Contains(r.stderr, "fallback points 300 (em: ") {
+		t.Errorf("12-D em: the fallback count is not explained: %q", r.stderr)
 	}
 	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-method", "em-paper", "-out", "p.npy", "-json", "p.json", "-q")
 	var pj map[string]any

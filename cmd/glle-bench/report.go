@@ -317,6 +317,13 @@ func (s *summary) write(w io.Writer) {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "  regularized points %d, fallback points %d", r.RegularizedPoints, r.FallbackPoints)
+		if r.FallbackPoints > 0 {
+			// What the count means (a user trial: "fallback points 3000" said nothing).
+			b.WriteString(" (em: the neighbours span the point's whole sum-to-one plane, d >= k - 1 locally, so the weights are drawn in the fibre of the local dim-dimensional PCA instead; a larger -k keeps the fibre)")
+		}
+		if r.DuplicatePoints > 0 {
+			fmt.Fprintf(&b, ", duplicate points %d (with a coincident neighbour)", r.DuplicatePoints)
+		}
 		if r.SX2 != 0 || r.SY2 != 0 {
 			fmt.Fprintf(&b, ", s_x^2 %.4g, s_y^2 %.4g", r.SX2, r.SY2)
 		}
