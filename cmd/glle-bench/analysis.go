@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
@@ -286,6 +287,7 @@ type genAnalysis struct {
 	acc  *spreadAcc
 	met  *metricsRun
 	prog *progress
+	secs float64 // time spent on alignment, uncertainty and metrics (the "metrics and alignment" stage)
 }
 
 // newGenAnalysis prepares the analysis of m's generations; the metrics of the base embedding
@@ -294,10 +296,12 @@ func newGenAnalysis(ctx context.Context, opt analysisOpts, X *mat.Dense, m *engi
 	a := &genAnalysis{opt: opt, m: m, prog: prog}
 	if opt.metrics {
 		prog.update("metrics", 0, 0, false)
+		t0 := time.Now()
 		var err error
 		if a.met, err = newMetricsRun(ctx, X, m, coord); err != nil {
 			return nil, err
 		}
+		a.secs += time.Since(t0).Seconds()
 		prog.update("metrics", 0, 0, true)
 	}
 	if opt.uncertainty {
@@ -310,6 +314,8 @@ func newGenAnalysis(ctx context.Context, opt analysisOpts, X *mat.Dense, m *engi
 // generation records generation g and returns what is written: Y, or Y aligned onto the base
 // embedding with -align.
 func (a *genAnalysis) generation(ctx context.Context, g int, Y *mat.Dense) (*mat.Dense, error) {
+	t0 := time.Now()
+	defer func() { a.secs += time.Since(t0).Seconds() }()
 	out := Y
 	if a.opt.align {
 		out = bench.AlignTo(a.m.Embedding, Y, a.opt.alignScale)
@@ -335,6 +341,9 @@ func (a *genAnalysis) finish(ctx context.Context, sum *summary, out string, plot
 	if a.met != nil {
 		sum.Metrics = a.met.rep
 	}
+	if a.secs > 0 { // the time -metrics, -align and -uncertainty took, outside the generations
+		sum.Stages = append(sum.Stages, engine.StageTime{Name: "metrics and alignment", Seconds: a.secs})
+	}
 	if a.acc == nil {
 		return nil
 	}
@@ -351,7 +360,9 @@ func (a *genAnalysis) finish(ctx context.Context, sum *summary, out string, plot
 		path := uncertaintyPNG(out)
 		title := fmt.Sprintf("%s, %s: log10 spread over %d generations", filepath.Base(input), a.m.Method, a.acc.g)
 		a.prog.update("plot", 0, 0, false)
+		t0 := time.Now()
 		err := o.write("plot", path, func(p string) error { return plotUncertainty(ctx, p, title, a.m.Embedding, spread) })
+		sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot uncertainty", Seconds: time.Since(t0).Seconds()})
 		a.prog.update("plot", 0, 0, true)
 		if err != nil {
 			return err

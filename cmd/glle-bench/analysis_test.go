@@ -317,3 +317,30 @@ func TestAnalysisEdgeCases(t *testing.T) {
 		}
 	}()
 }
+
+// TestAnalysisStages: the time -metrics and -plot take is reported as stages (it was in no
+// stage: a user saw 4.4 s of 17 s accounted for).
+func TestAnalysisStages(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "400", "-method", "em", "-generations", "2", "-metrics", "-uncertainty", "-plot", "y.png", "-out", "y.npy", "-json", "y.json", "-q")
+	var j struct {
+		Stages []struct {
+			Name    string  `json:"name"`
+			Seconds float64 `json:"seconds"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(mustRead(t, dir, "y.json"), &j); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, s := range j.Stages {
+		if s.Seconds > 0 {
+			found[s.Name] = true
+		}
+	}
+	for _, name := range []string{"metrics and alignment", "plot uncertainty", "plot"} {
+		if !found[name] {
+			t.Errorf("stage %q missing or zero: %+v", name, j.Stages)
+		}
+	}
+}

@@ -148,9 +148,11 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 			return err
 		}
 		prog.update("plot", 0, 0, false)
+		t0 := time.Now()
 		err := out.write("plot", c.plot, func(p string) error {
 			return plotEmbedding(ctx, p, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
 		})
+		sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot", Seconds: time.Since(t0).Seconds()})
 		prog.update("plot", 0, 0, true)
 		if err != nil {
 			return err
