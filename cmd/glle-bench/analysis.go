@@ -328,6 +328,9 @@ func (a *genAnalysis) generation(ctx context.Context, g int, Y *mat.Dense) (*mat
 		a.acc.add(u)
 	}
 	if a.met != nil {
+		// The progress line names the metrics while they run (it said "generation g" for
+		// them, often the longer part at large n).
+		a.prog.update(fmt.Sprintf("metrics of generation %d", g), 0, 0, false)
 		if err := a.met.generation(ctx, g, out); err != nil {
 			return nil, err
 		}
