@@ -314,6 +314,9 @@ func newGenAnalysis(ctx context.Context, opt analysisOpts, X *mat.Dense, m *engi
 // generation records generation g and returns what is written: Y, or Y aligned onto the base
 // embedding with -align.
 func (a *genAnalysis) generation(ctx context.Context, g int, Y *mat.Dense) (*mat.Dense, error) {
+	if !a.opt.align && a.acc == nil && a.met == nil {
+		return Y, nil // nothing to do, and no "metrics and alignment" stage of zero seconds
+	}
 	t0 := time.Now()
 	defer func() { a.secs += time.Since(t0).Seconds() }()
 	out := Y
