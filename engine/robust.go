@@ -19,17 +19,23 @@ func scaleInvariant(s Settings) bool {
 
 // scaleExponent returns e such that max|x| * 2^-e lies in [0.5, 1) (0 when x is all zeros).
 func scaleExponent(x []float64) int {
-	big := 0.0
-	for _, v := range x {
-		if a := math.Abs(v); a > big {
-			big = a
-		}
-	}
+	big := maxAbs(x)
 	if big == 0 {
 		return 0
 	}
 	_, e := math.Frexp(big)
 	return e
+}
+
+// maxAbs returns the largest |v| of v (0 for an empty slice; NaNs are skipped).
+func maxAbs(v []float64) float64 {
+	big := 0.0
+	for _, x := range v {
+		if a := math.Abs(x); a > big {
+			big = a
+		}
+	}
+	return big
 }
 
 // ldexpAll returns x * 2^-e computed exactly (math.Ldexp; values below the normal range lose

@@ -430,12 +430,3 @@ func (m *Model) meanSumsToOne() bool { return m.Method != EMPaper }
 // Direct's conditioned Gamma_i keep 1^T w = 1, while EMPaper's means do not sum to one and
 // DirectPaper's draws from N(w_i^LLE, Gamma_i) of Eq. (36) are not conditioned on it.
 func (m *Model) drawsSumToOne() bool { return m.Method == EM || m.Method == Direct }
-
-// maxAbs returns the largest |v| of v (0 for an empty slice).
-func maxAbs(v []float64) float64 {
-	m := 0.0
-	for _, x := range v {
-		m = math.Max(m, math.Abs(x))
-	}
-	return m
-}

@@ -400,7 +400,6 @@ func (b *BPattern) normInf(ctx context.Context) (float64, error) {
 			cand = append(cand, int32(a))
 		}
 	}
-	b.cand = cand[:0]
 	if len(cand) > many {
 		v, err := b.normAll(ctx)
 		if err != nil {
