@@ -67,6 +67,9 @@ var csvSeeds = map[string]string{
 	"broken_nan":       "1,nan\n",
 	"broken_empty":     "",
 	"broken_cells":     ",,\n,\n",
+	"broken_pandas":    ",0,1\n0,1.5,2\n",
+	"broken_columns":   "0,1\n1.5,2\n",
+	"valid_columns":    "0.0,1\n1.5,2\n",
 }
 
 // FuzzReadNPY reads arbitrary bytes as .npy, both as a stream (ReadNPY: size unknown, the data

@@ -83,7 +83,10 @@ func (a *Array) Matrix() (*mat.Dense, error) {
 // every separator separates two cells, so an empty cell is an error. Blank lines and lines starting with '#' are
 // skipped; a UTF-8 byte order mark, "\r\n" and lone '\r' line ends, spaces around cells and
 // double quotes around cells are tolerated. The first line is a header when every one of its
-// cells is non-numeric; its names are returned (nil without a header). Every row must have the
+// cells is non-numeric; its names are returned (nil without a header). Two first lines are
+// refused with a hint rather than read as data: the bare column numbers 0, 1, ..., c-1 that
+// pandas writes for a DataFrame made from an array, and an empty first cell above
+// a column of row labels (pandas' index, R's row names). Every row must have the
 // same number of values; empty cells, non-numeric cells, NaN and infinities are errors naming
 // the line and column (both 1-based).
 func ReadCSV(r io.Reader) (*mat.Dense, []string, error) { return readDelimited(r, 0) }
@@ -106,7 +109,7 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		lineNo++
 		if lineNo == 1 {
 			if strings.HasPrefix(line, "\xff\xfe") || strings.HasPrefix(line, "\xfe\xff") {
-				return errors.New("the file is UTF-16 text: save it as UTF-8 or ASCII")
+				return &fixError{"the file is UTF-16 text: save it as UTF-8 or ASCII"}
 			}
 			line = strings.TrimPrefix(line, "\ufeff")
 		}
@@ -152,6 +155,13 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		onFirst := first
 		if first {
 			first = false
+			if len(fields) > 1 && fields[0] == "" && allNonEmpty(fields[1:]) &&
+				(allNonNumeric(fields[1:]) || columnNumbers(fields[1:])) {
+				return &fixError{fmt.Sprintf("line %d starts with an empty cell above a column of row labels, as pandas' to_csv and R's write.csv write: save without the row labels (pandas index=False, R row.names=FALSE)", lineNo)}
+			}
+			if columnNumbers(fields) {
+				return &fixError{fmt.Sprintf("line %d is %s, the column numbers pandas writes as the header of a DataFrame made from an array: delete that line (pandas header=False), or write one of its values with a decimal point (0.0) if it is a data point", lineNo, clip(strings.Join(fields, string(sepOrSpace(sep)))))}
+			}
 			if allNonNumeric(fields) {
 				header = append([]string(nil), fields...)
 				cols, colsLine = len(fields), lineNo
@@ -173,11 +183,11 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 			}
 			v, perr := parseNumber(f)
 			if perr != nil && !isRangeErr(perr) {
+				if strings.Contains(f, ";") {
+					return &fixError{fmt.Sprintf("line %d, column %d: %q is not a number (semicolons do not separate values: use commas, tabs or spaces)", lineNo, j+1, clip(f))}
+				}
 				hint := ""
-				switch {
-				case strings.Contains(f, ";"):
-					hint = " (semicolons do not separate values: use commas, tabs or spaces)"
-				case onFirst:
+				if onFirst {
 					hint = " (a header line must contain only names)"
 				}
 				return fmt.Errorf("line %d, column %d: %q is not a number%s", lineNo, j+1, clip(f), hint)
@@ -224,6 +234,18 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		return nil, nil, errors.New("no columns")
 	}
 	return mat.NewDense(len(data)/cols, cols, data), header, nil
+}
+
+// fixError is an error whose message already says how to fix the input (HasFix).
+type fixError struct{ msg string }
+
+func (e *fixError) Error() string { return e.msg }
+
+// HasFix reports whether err's message (from ReadMatrix or ReadCSV) already says how to fix
+// the input, so that a caller need not append generic advice.
+func HasFix(err error) bool {
+	var f *fixError
+	return errors.As(err, &f)
 }
 
 // crOutsideQuotes returns the index of the first '\r' of line outside double quotes, or
@@ -279,6 +301,38 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+func allNonEmpty(fields []string) bool {
+	for _, f := range fields {
+		if f == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// columnNumbers reports whether fields, at least two, are the bare integers 0, 1, ..., c-1 in
+// order (digits only): the column names pandas gives a DataFrame made from an array. Read as
+// data they would add a point; ReadCSV refuses them instead (WriteCSV never writes such a
+// first row).
+func columnNumbers(fields []string) bool {
+	if len(fields) < 2 {
+		return false
+	}
+	for j, f := range fields {
+		if f != strconv.Itoa(j) {
+			return false
+		}
+	}
+	return true
+}
+
+func sepOrSpace(sep byte) byte {
+	if sep == ' ' || sep == 0 {
+		return ' '
+	}
+	return sep
 }
 
 func allNonNumeric(fields []string) bool {
@@ -345,11 +399,23 @@ func writeDelimited(w io.Writer, m mat.Matrix, header []string, sep byte) error 
 		buf = append(buf, '\n')
 	}
 	for i := 0; i < r; i++ {
+		start := len(buf)
 		for j := 0; j < c; j++ {
 			if j > 0 {
 				buf = append(buf, sep)
 			}
 			buf = strconv.AppendFloat(buf, m.At(i, j), 'g', -1, 64)
+		}
+		if i == 0 && header == nil {
+			// A first row 0, 1, ..., c-1 reads as column numbers: give its
+			// first value a decimal point (columnNumbers).
+			row := strings.Split(string(buf[start:]), string(sep))
+			if columnNumbers(row) {
+				buf = append(buf[:start], row[0]+".0"...)
+				for _, f := range row[1:] {
+					buf = append(append(buf, sep), f...)
+				}
+			}
 		}
 		buf = append(buf, '\n')
 		if len(buf) > 1<<14 {

@@ -60,6 +60,46 @@ func TestReadCSV(t *testing.T) {
 	}
 }
 
+const indexMsg = "line 1 starts with an empty cell above a column of row labels, as pandas' to_csv and R's write.csv write: save without the row labels (pandas index=False, R row.names=FALSE)"
+
+// TestReadCSVColumnNumbers checks what columnNumbers refuses and what it leaves alone, and that
+// WriteCSV's output of a matrix whose first row is 0, 1, ..., c-1 reads back unchanged.
+func TestReadCSVColumnNumbers(t *testing.T) {
+	for _, in := range []string{
+		"1,2,3\n4,5,6\n",   // 1-based: a common first data row, not a pandas header
+		"0.0,1,2\n4,5,6\n", // the documented way to keep 0, 1, 2 as data
+		"0,2,1\n4,5,6\n",   // not in order
+		"00,1,2\n4,5,6\n",  // not bare
+		"0\n1\n",           // one column: never names
+	} {
+		if _, _, err := ReadCSV(strings.NewReader(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+	for _, in := range []string{
+		"0,1,2,3,4,5,6,7,8,9,10\n" + strings.Repeat("1,", 10) + "1\n", // two-digit names
+		"\"0\",\"1\"\n2,3\n", // quoted
+	} {
+		if m, _, err := ReadCSV(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "column numbers pandas writes") {
+			t.Errorf("%q: read as %v, error %v; want the column-number error", in, m, err)
+		}
+	}
+	for _, sep := range []string{".csv", ".tsv", ".txt"} {
+		m := mat.NewDense(2, 3, []float64{0, 1, 2, 0.5, 1.5, 2.5})
+		path := filepath.Join(t.TempDir(), "m"+sep)
+		if err := WriteMatrix(path, m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadMatrix(path)
+		if err != nil {
+			t.Fatalf("%s: %v", sep, err)
+		}
+		if !mat.Equal(got, m) {
+			t.Errorf("%s: read back %v", sep, mat.Formatted(got))
+		}
+	}
+}
+
 func TestReadCSVErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"empty", "", "empty file (no data rows)"},
@@ -84,6 +124,14 @@ func TestReadCSVErrors(t *testing.T) {
 		{"overflow", "1,1e999\n", `line 1, column 2: non-finite value "1e999"`},
 		{"utf16le", "\xff\xfe1\x00,\x002\x00\n\x00", "the file is UTF-16 text: save it as UTF-8 or ASCII"},
 		{"utf16be", "\xfe\xff\x001\x00,\x002\n", "the file is UTF-16 text: save it as UTF-8 or ASCII"},
+		// pandas' DataFrame(X).to_csv(path), R's write.csv(X) and pandas with sep="\t": an
+		// empty cell above the row labels (it read as "column 1: empty cell").
+		{"pandas-index", ",0,1,2\n0,1.5,2.5,3.5\n1,1.1,2.2,3.3\n", indexMsg},
+		{"r-row-names", "\"\",\"V1\",\"V2\"\n\"1\",1.5,2.5\n", indexMsg},
+		{"pandas-index-tab", "\t0\t1\t2\n0\t1.5\t2.5\t3.5\n", indexMsg},
+		// DataFrame(X).to_csv(path, index=False): the column numbers read as a data point.
+		{"pandas-columns", "0,1,2\n1.5,2.5,3.5\n", "line 1 is 0,1,2, the column numbers pandas writes as the header of a DataFrame made from an array: delete that line (pandas header=False), or write one of its values with a decimal point (0.0) if it is a data point"},
+		{"pandas-columns-space", "# x\n0 1\n1.5 2.5\n", "line 2 is 0 1, the column numbers pandas writes as the header of a DataFrame made from an array: delete that line (pandas header=False), or write one of its values with a decimal point (0.0) if it is a data point"},
 	}
 	for _, c := range cases {
 		_, _, err := ReadCSV(strings.NewReader(c.in))

@@ -30,8 +30,11 @@ func readData(flagName, path string) (*mat.Dense, error) {
 	X, err := dataio.ReadMatrix(path)
 	if err != nil {
 		msg := strings.TrimPrefix(oneLine(unwrapPath(err).Error()), path+": ")
-		return nil, badInput("give a 2-D numeric .npy (float64 or float32) or .csv file with finite values",
-			"-%s %q: %s", flagName, clip(path), msg)
+		fix := "give a 2-D numeric .npy (float64 or float32) or .csv file with finite values"
+		if dataio.HasFix(err) {
+			fix = "" // the message says what to do
+		}
+		return nil, badInput(fix, "-%s %q: %s", flagName, clip(path), msg)
 	}
 	return X, nil
 }

@@ -463,6 +463,8 @@ func TestBadInput(t *testing.T) {
 	w("nonnum.csv", "1,2,3\n4,x,6\n")
 	w("nan.csv", "1,2,3\n4,NaN,6\n")
 	w("inf.csv", "1,2,3\n4,inf,6\n")
+	w("pandas.csv", ",0,1,2\n0,1.5,2.5,3.5\n1,1.1,2.2,3.3\n") // DataFrame(X).to_csv(path)
+	w("columns.csv", "0,1,2\n1.5,2.5,3.5\n")                  // DataFrame(X).to_csv(path, index=False)
 	w("corrupt.npy", "\x93NUMPY\x01\x00garbage")
 	w("ext.dat", "1,2,3\n")
 	same := strings.Repeat("1,2,3\n", 30)
@@ -567,6 +569,16 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		checkBad(t, dir, c)
+	}
+	// A message from the reader that says what to do gets no generic advice after it.
+	for _, f := range []string{"pandas.csv", "columns.csv"} {
+		r := runBin(t, dir, "embed", "-in", f, "-out", "y.npy")
+		if r.code != exitBadInput || !strings.Contains(r.stderr, "pandas") || strings.Contains(r.stderr, "give a 2-D numeric") {
+			t.Errorf("%s: exit %d, stderr %q", f, r.code, r.stderr)
+		}
+	}
+	if r := runBin(t, dir, "embed", "-in", "nonnum.csv", "-out", "y.npy"); !strings.Contains(r.stderr, "give a 2-D numeric") {
+		t.Errorf("nonnum.csv: the generic advice is missing: %q", r.stderr)
 	}
 }
 
