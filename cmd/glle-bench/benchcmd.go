@@ -208,7 +208,7 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 					err = fmt.Errorf("internal error (a bug: please report it with the command line): %v", panicValue(p))
 				}
 			}()
-			return runBench(ctx, env{stdout: stdout, stderr: stderr}, c)
+			return runBench(ctx, env{stdout: &stdoutWriter{w: stdout}, stderr: stderr}, c)
 		}()
 	}
 	if err != nil {
@@ -302,6 +302,11 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 		CPUs: runtime.NumCPU(), LoadStart: loadAvg(), Started: time.Now().UTC()}
 	fmt.Fprintf(e.stdout, "glle-bench bench: dataset %s, seed %d, %d CPUs, %s, load average at start %s\n\n",
 		c.dataset, c.seed, rep.CPUs, rep.GoVersion, rep.LoadStart)
+	out := e.stdout.(*stdoutWriter)
+	if out.err != nil && c.jsonPath == "" && c.keep == "" {
+		// Nothing would keep the sweep's results (bench | true).
+		return out.closedErr("the tables (and there is no -json or -keep)")
+	}
 
 	for _, n := range c.sizes {
 		for _, m := range c.methods {
@@ -359,6 +364,11 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 		if err := dataio.AtomicWrite(c.jsonPath, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 			return writeError("json", c.jsonPath, err)
 		}
+	}
+	if err := out.closedErr("the tables (-json has them)"); err != nil && c.jsonPath != "" {
+		return err
+	} else if err != nil {
+		return out.closedErr("the tables (-keep has the runs' reports)")
 	}
 	for _, r := range rep.Runs {
 		if r.Error != "" {

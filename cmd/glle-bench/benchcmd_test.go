@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -346,6 +347,44 @@ func TestBenchKeepFolders(t *testing.T) {
 		}
 		if after := listTree(t, dir); !slices.Equal(after, before) {
 			t.Errorf("%s: the folder tree changed from %v to %v", c.name, before, after)
+		}
+	}
+}
+
+// TestBenchClosedStdout: 'glle-bench bench | head' closed standard output under the sweep,
+// and the first write killed it with SIGPIPE (exit 141, no message): -json was never written
+// and the scratch folder of the runs stayed in TMPDIR (before session 32). Now the write fails,
+// -json is written, the scratch folder removed, and the exit status is 1 with one line. With
+// neither -json nor -keep nothing would keep the results, so the sweep stops at once.
+func TestBenchClosedStdout(t *testing.T) {
+	tmp := t.TempDir()
+	for _, withJSON := range []bool{true, false} {
+		dir := t.TempDir()
+		args := []string{"bench", "-sizes", "300", "-methods", "lle", "-repeat", "1"}
+		if withJSON {
+			args = append(args, "-json", "b.json")
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close() // the reader is gone before the first write
+		var se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &se
+		err = cmd.Run()
+		w.Close()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "broken pipe") {
+			t.Errorf("json %v: %v, stderr %q; want exit 1 and one line naming the broken pipe", withJSON, err, se.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "b.json")); (err == nil) != withJSON {
+			t.Errorf("json %v: b.json: %v", withJSON, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("json %v: %d entries left in TMPDIR (%s)", withJSON, len(left), left[0].Name())
 		}
 	}
 }

@@ -27,7 +27,34 @@ const (
 )
 
 func main() {
+	// A closed pipe on standard output or error (glle-bench bench | head) makes the write
+	// return EPIPE instead of killing the process, which then still writes -json, removes its
+	// scratch files and exits with a status (bench: stdoutWriter).
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// stdoutWriter remembers the first failed write to standard output; later writes are dropped.
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return len(p), nil
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
+}
+
+// closedErr is the error of a run whose standard output was closed.
+func (s *stdoutWriter) closedErr(what string) error {
+	if s.err == nil {
+		return nil
+	}
+	return fmt.Errorf("standard output failed (%v) before %s were written", unwrapPath(s.err), what)
 }
 
 // env is what a command needs from its surroundings.

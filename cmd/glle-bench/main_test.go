@@ -702,6 +702,24 @@ func TestModelFolderGuard(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "y.npy")); err == nil {
 		t.Error("the refused run wrote its -out file")
 	}
+	// A model.json of another program (or a link to a device) does not make a model folder
+	// (before session 32 its X.npy, weights.npy and model.json were replaced).
+	os.WriteFile(filepath.Join(dir, "proj", "model.json"), []byte(`{"name": "cfg"}`), 0o644)
+	os.Mkdir(filepath.Join(dir, "proj2"), 0o755)
+	os.Symlink("/dev/zero", filepath.Join(dir, "proj2", "model.json"))
+	for _, f := range []string{"proj", "proj2"} {
+		meta, _ := os.ReadFile(filepath.Join(dir, "proj", "model.json"))
+		r = runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-out", "y.npy", "-model", f, "-q")
+		meta2, _ := os.ReadFile(filepath.Join(dir, "proj", "model.json"))
+		if r.code != 2 || !strings.Contains(r.stderr, "is not a glle-bench model's description") || strings.Count(r.stderr, "\n") != 1 ||
+			!bytes.Equal(before, mustRead(t, dir, "proj/X.npy")) || !bytes.Equal(meta, meta2) {
+			t.Errorf("-model %s with a foreign model.json: exit %d, %q; want exit 2, one line, and the files unchanged", f, r.code, r.stderr)
+		}
+	}
+	r = runBin(t, dir, "generate", "-model", "proj2", "-generations", "1", "-out", "g", "-q")
+	if r.code != 2 || !strings.Contains(r.stderr, "not a regular file") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("generate from a model.json linked to /dev/zero: exit %d, %q", r.code, r.stderr)
+	}
 	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-out", "e.npy", "-model", "m", "-q")
 	if _, err := os.Stat(filepath.Join(dir, "m", "sigma.npy")); err != nil {
 		t.Fatal(err)

@@ -65,11 +65,30 @@ func modelFiles(dir string) []string {
 }
 
 // checkModelFolder refuses a -model folder that holds a file of a model's names (X.npy,
-// weights.npy, ...) but no model.json: those files are not a saved model's, and saving would
-// overwrite them (a project folder's X.npy was replaced silently before session 31). A folder
-// with model.json is a model folder: saving replaces that model.
+// weights.npy, ...) but no model.json of this tool: those files are not a saved model's, and
+// saving would overwrite them (a project folder's X.npy was replaced silently before session
+// 31, and one whose model.json was any other program's file before session 32). A folder whose
+// model.json is this tool's model description is a model folder: saving replaces that model.
 func checkModelFolder(dir string) error {
-	if _, err := os.Stat(modelFile(dir, metaFile)); err == nil {
+	meta := modelFile(dir, metaFile)
+	if _, err := os.Lstat(meta); err == nil {
+		raw, err := readMetaFile(meta)
+		var m map[string]json.RawMessage
+		if err == nil {
+			err = json.Unmarshal(raw, &m)
+		}
+		if err == nil {
+			for _, key := range []string{"format_version", "method", "files"} {
+				if _, ok := m[key]; !ok {
+					err = fmt.Errorf("no %q field", key)
+					break
+				}
+			}
+		}
+		if err != nil {
+			return modelErr(dir, "use a new or empty folder for -model (or delete "+metaFile+" if it is a damaged model of this tool)",
+				"%s is not a glle-bench model's description (%s), so the folder's files are not a saved model and would be overwritten", metaFile, oneLine(unwrapPath(err).Error()))
+		}
 		return nil
 	}
 	for _, p := range modelFiles(dir) {
@@ -79,6 +98,36 @@ func checkModelFolder(dir string) error {
 	}
 	return nil
 }
+
+// maxMetaBytes bounds model.json: a model's description is a few kilobytes (its largest part
+// is the Dim+1 eigenvalues), and a folder whose model.json is a link to /dev/zero or a
+// multi-gigabyte file must fail with a message, not exhaust memory.
+const maxMetaBytes = 1 << 20
+
+// readMetaFile reads model.json: a regular file of at most maxMetaBytes.
+func readMetaFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, errMetaDir
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	if fi.Size() > maxMetaBytes {
+		return nil, fmt.Errorf("%d bytes, more than a model description's %d", fi.Size(), maxMetaBytes)
+	}
+	return io.ReadAll(io.LimitReader(f, maxMetaBytes+1))
+}
+
+var errMetaDir = errors.New("a folder")
 
 // saveModel writes the model folder; model.json is written last, so a folder holding it is
 // complete.
@@ -205,13 +254,17 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	case !fi.IsDir():
 		return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "not a folder")
 	}
-	raw, err := os.ReadFile(modelFile(dir, metaFile))
+	raw, err := readMetaFile(modelFile(dir, metaFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "not a model folder (%s is missing)", metaFile)
 		}
-		if fi, serr := os.Stat(modelFile(dir, metaFile)); serr == nil && fi.IsDir() {
+		if errors.Is(err, errMetaDir) {
 			return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "%s is a folder, not the model's description", metaFile)
+		}
+		var pe *fs.PathError
+		if !errors.As(err, &pe) {
+			return sv, meta, modelErr(dir, "give the folder written by 'glle-bench embed -model DIR'", "%s is not a model's description (%v)", metaFile, err)
 		}
 		return sv, meta, modelErr(dir, "check its permissions", "cannot read %s (%v)", metaFile, unwrapPath(err))
 	}
