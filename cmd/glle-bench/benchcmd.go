@@ -120,6 +120,9 @@ func parseBench(args []string) (benchConfig, error) {
 	if err := checkDataset(c.dataset); err != nil {
 		return c, err
 	}
+	if err := checkJSONName(c.jsonPath); err != nil {
+		return c, err
+	}
 	// The runs use k = 10 neighbours; the datasets with holes keep only part of their points,
 	// so a small size can leave too few (found here, not as a failed child run).
 	for _, n := range c.sizes {

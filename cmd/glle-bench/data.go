@@ -85,12 +85,20 @@ func column(X *mat.Dense, j int) []float64 {
 	return v
 }
 
+// checkDatasetMemory refuses a built-in dataset of n points larger than the physical memory.
+func checkDatasetMemory(n int) error {
+	// The points, the colour and the generator's draws: about 7 float64 per point.
+	if need, phys := 56*float64(n), engine.PhysicalMemory(); phys > 0 && need > float64(phys) {
+		return badInput("use a smaller -n", "-n %d: the dataset alone needs about %s, more than the physical memory (%s)", n, engine.FormatBytes(int64(min(need, 1<<62))), engine.FormatBytes(phys))
+	}
+	return nil
+}
+
 // makeDataset generates a built-in dataset; errors (e.g. nothing left after the removal)
 // are input errors.
 func makeDataset(name string, n int, seed uint64) (*mat.Dense, []float64, error) {
-	// The points, the colour and the generator's draws: about 7 float64 per point.
-	if need, phys := 56*float64(n), engine.PhysicalMemory(); phys > 0 && need > float64(phys) {
-		return nil, nil, badInput("use a smaller -n", "-n %d: the dataset alone needs about %s, more than the physical memory (%s)", n, engine.FormatBytes(int64(min(need, 1<<62))), engine.FormatBytes(phys))
+	if err := checkDatasetMemory(n); err != nil {
+		return nil, nil, err
 	}
 	X, color, err := bench.Dataset(name, n, seed)
 	if err != nil {
@@ -110,6 +118,16 @@ func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 		if err := checkWritable("color-out", c.colorOut); err != nil {
 			return err
 		}
+	}
+	if err := checkDatasetMemory(c.n); err != nil {
+		return err
+	}
+	need := []fileNeed{matrixNeed(c.out, c.n, 3)}
+	if c.colorOut != "" {
+		need = append(need, matrixNeed(c.colorOut, c.n, 1))
+	}
+	if err := checkSpace(need, int64(len(need))); err != nil {
+		return err
 	}
 	X, color, err := makeDataset(c.name, c.n, c.seed)
 	if err != nil {

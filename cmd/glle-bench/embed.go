@@ -73,6 +73,29 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	case s.Dim >= d:
 		return badInput("use a smaller -dim", "-dim %d but the data has only d = %d columns: need dim < d", s.Dim, d)
 	}
+	// Space for the outputs (a typo such as -generations 9999999999 filled the disk with
+	// staged files before failing, session 32).
+	need := genNeeds(c.out, true, c.generations, n, s.Dim, c.analysis)
+	files := int64(1+c.generations) + int64(len(c.analysis.outputs(c.out, false)))
+	if c.model != "" {
+		k := s.K
+		if k == 0 {
+			k = 10
+		}
+		for _, f := range []struct {
+			name       string
+			rows, cols int
+		}{{neighborsFile, n, k}, {weightsFile, n, k}, {sigmaFile, n, 1}, {embeddingFile, n, s.Dim}, {dataFile, n, d}} {
+			need = append(need, matrixNeed(modelFile(c.model, f.name), f.rows, f.cols))
+		}
+		if s.Method == engine.Direct || s.Method == engine.DirectPaper {
+			need = append(need, matrixNeed(modelFile(c.model, gammaFile), n, k*k))
+		}
+		files += 7
+	}
+	if err := checkSpace(need, files); err != nil {
+		return err
+	}
 	if c.plot != "" {
 		switch {
 		case c.color != "":
@@ -283,6 +306,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		return err
 	}
 	n, d := sv.X.Dims()
+	if err := checkSpace(genNeeds(c.out+c.ext, false, c.generations, n, m.Dim, c.analysis), int64(c.generations)+2); err != nil {
+		return err
+	}
 	sum := summary{Command: "generate", Method: m.Method.String(), Input: c.model, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
 		Stages: []engine.StageTime{restore}}

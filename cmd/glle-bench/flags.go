@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -450,6 +451,9 @@ func parseEmbed(args []string) (embedConfig, error) {
 	if c.plot != "" && strings.ToLower(filepath.Ext(c.plot)) != ".png" {
 		return c, badInput("use a .png file name", "-plot %q is not a .png file", clip(c.plot))
 	}
+	if err := checkJSONName(c.jsonPath); err != nil {
+		return c, err
+	}
 	outs := append([]string{c.out}, c.analysis.outputs(c.out, c.plot != "")...)
 	outs = append(outs, c.jsonPath, c.plot)
 	if c.model != "" {
@@ -496,6 +500,19 @@ func checkPaths(inputs, outs []string, genOut string, gens int) error {
 		}
 	}
 	return nil
+}
+
+// checkJSONName refuses a -json name without the .json extension: a data file named by
+// mistake was replaced by the summary, and "-json -q" took the next flag as the file name
+// (before session 32). An existing device or pipe (/dev/stdout) is accepted.
+func checkJSONName(path string) error {
+	if path == "" || strings.EqualFold(filepath.Ext(path), ".json") {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil
+	}
+	return badInput("use a .json file name (or /dev/stdout)", "-json %q is not a .json file name", clip(path))
 }
 
 // isGenFile reports whether p is one of the files genPath(out, g), g < gens.
@@ -582,6 +599,9 @@ func parseGenerate(args []string) (generateConfig, error) {
 	}
 	if c.out == "" || strings.HasSuffix(c.out, "/") {
 		return c, badInput("give a file name prefix such as out/run", "-out %q has no file name", clip(given))
+	}
+	if err := checkJSONName(c.jsonPath); err != nil {
+		return c, err
 	}
 	outs := append([]string{c.jsonPath}, c.analysis.outputs(c.out+c.ext, false)...)
 	return c, checkPaths(modelFiles(c.model), outs, c.out+c.ext, c.generations)

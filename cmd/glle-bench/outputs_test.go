@@ -218,19 +218,21 @@ func TestOutputCollisions(t *testing.T) {
 	em := func(more ...string) []string {
 		return append([]string{"embed", "-in", "x.npy", "-method", "em"}, more...)
 	}
+	// A -json name must end in .json (since session 32), so a data file given as -json is
+	// refused by that rule before the collision checks.
 	for _, c := range []badCase{
 		{"out is the input, absolute", []string{"embed", "-in", "x.npy", "-out", abs}, "overwrite the input"},
 		{"out is the input, through ..", []string{"embed", "-in", "x.npy", "-out", "sub/../x.npy"}, "overwrite the input"},
 		{"out is the input, through a link", []string{"embed", "-in", "link.npy", "-out", "x.npy"}, "overwrite the input"},
-		{"json is the input", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-json", abs}, "overwrite the input"},
+		{"json is the input", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-json", abs}, "not a .json file name"},
 		{"generation 2 is the input", []string{"embed", "-in", "g_gen002.npy", "-method", "em", "-generations", "3", "-out", "g.npy"}, "overwrite the input"},
-		{"json is generation 2", em("-generations", "3", "-out", "e.npy", "-json", "e_gen002.npy"), "generation file"},
-		{"json is the colour file", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-plot", "z.png", "-color", "col.npy", "-json", "col.npy"}, "overwrite the input"},
+		{"json is generation 2", em("-generations", "3", "-out", "e.npy", "-json", "e_gen002.npy"), "not a .json file name"},
+		{"json is the colour file", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-plot", "z.png", "-color", "col.npy", "-json", "col.npy"}, "not a .json file name"},
 		{"model folder holds the input", []string{"embed", "-in", "m/X.npy", "-model", "m", "-out", "z.npy"}, "overwrite the input"},
 		{"out inside the model folder", em("-model", "m3", "-out", "m3/X.npy"), "twice"},
 		{"generate json is model.json", []string{"generate", "-model", "m", "-generations", "1", "-out", "g", "-json", "m/model.json"}, "overwrite the input"},
-		{"generate json is the model's data", []string{"generate", "-model", "m", "-generations", "1", "-out", "g", "-json", "./m/X.npy"}, "overwrite the input"},
-		{"generate json is the mean", []string{"generate", "-model", "m", "-generations", "2", "-uncertainty", "-out", "g", "-json", "g_mean.npy"}, "twice"},
+		{"generate json is the model's data", []string{"generate", "-model", "m", "-generations", "1", "-out", "g", "-json", "./m/X.npy"}, "not a .json file name"},
+		{"generate json is the mean", []string{"generate", "-model", "m", "-generations", "2", "-uncertainty", "-out", "g", "-json", "g_mean.npy"}, "not a .json file name"},
 		{"transform out is the model's data", []string{"transform", "-model", "m", "-in", "x.npy", "-out", "m/X.npy"}, "overwrite the input"},
 		{"transform generation 2 is the input", []string{"transform", "-model", "m", "-in", "g_gen002.npy", "-generations", "3", "-out", "g.npy"}, "overwrite the input"},
 		{"dataset color-out is out", []string{"dataset", "-name", "swissroll", "-n", "300", "-out", "d.npy", "-color-out", filepath.Join(dir, "d.npy")}, "same file"},

@@ -94,6 +94,9 @@ func parseTransform(args []string) (transformConfig, error) {
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
 	}
+	if err := checkJSONName(c.jsonPath); err != nil {
+		return c, err
+	}
 	for _, p := range []struct{ flag, path string }{{"in", c.in}, {"out", c.out}} {
 		if err := checkMatrixExt(p.flag, p.path); err != nil {
 			return c, err
@@ -130,6 +133,9 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	sol, err := parseSolver(meta.Solver)
 	if err != nil {
 		return badInput(resave, "model %q: %v", clip(c.model), err)
+	}
+	if err := checkSpace(genNeeds(c.out, true, c.generations, q, meta.Dim, c.analysis), int64(c.generations)+4); err != nil {
+		return err
 	}
 	prog := newProgress(e.stderr, e.tty && !c.quiet)
 	defer prog.close()

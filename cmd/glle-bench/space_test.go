@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckSpace: outputs larger than the device's free space are refused, small ones and
+// special files are not, and sizes saturate instead of overflowing.
+func TestCheckSpace(t *testing.T) {
+	dir := t.TempDir()
+	if err := checkSpace([]fileNeed{{filepath.Join(dir, "y.npy"), 1 << 20}}, 1); err != nil {
+		t.Errorf("1 MiB: %v", err)
+	}
+	err := checkSpace([]fileNeed{{filepath.Join(dir, "y.npy"), 1 << 62}}, 1)
+	if err == nil || !strings.Contains(err.Error(), "need about") {
+		t.Errorf("4 EiB: %v", err)
+	}
+	if err := checkSpace([]fileNeed{{"/dev/null", 1 << 62}}, 1); err != nil {
+		t.Errorf("a special file is not checked: %v", err)
+	}
+	// rows x cols x 8 overflows int64: saturated, not negative (which would pass).
+	if got := matrixNeed("y.npy", 1<<62, 3).bytes; got != 1<<63-1 {
+		t.Errorf("matrixNeed saturates to %d", got)
+	}
+	if got := genNeeds("y.csv", true, 1<<62, 1000, 2, analysisOpts{})[1].bytes; got != 1<<63-1 {
+		t.Errorf("genNeeds saturates to %d", got)
+	}
+}
+
+// TestHugeGenerationsRefused: -generations 9999999999 filled the disk with staged files for
+// hours before failing (before session 32); it is refused before the fit, with no file left.
+func TestHugeGenerationsRefused(t *testing.T) {
+	dir := t.TempDir()
+	r := runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-generations", "9999999999", "-out", "y.npy")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "the outputs need about") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left, first %s", len(left), left[0].Name())
+	}
+	// Free inodes: a tmpfs with 20 (root only; mount needs it).
+	mnt := t.TempDir()
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,nr_inodes=20", "tmpfs", mnt).Run(); err != nil {
+		t.Skipf("cannot mount a small tmpfs (%v): the inode check is covered by the byte check's code path only", err)
+	}
+	defer exec.Command("umount", mnt).Run()
+	r = runBin(t, mnt, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-generations", "30", "-out", "y.npy")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "free inodes") {
+		t.Errorf("30 generations on 20 inodes: exit %d, stderr %q", r.code, r.stderr)
+	}
+	mustRun(t, mnt, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-generations", "3", "-out", "y.npy", "-q")
+}
