@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"glle/bench"
+	"glle/sparse"
 )
 
 // eigResidual returns max over the columns y of Y (unit norm) of ||M y - lambda y|| /
@@ -212,5 +215,33 @@ func TestDenseFullFallback(t *testing.T) {
 		if !deflate && math.Abs(vals[0]) > 1e-13*norm {
 			t.Errorf("no deflation: smallest eigenvalue %g, want 0 (weights sum to one)", vals[0])
 		}
+	}
+}
+
+// TestFitOverflowError: weights whose scale overflows M fail the dense eigensolve with
+// ErrNonFinite; a fit reports that as a DegenerateError naming |w| and the ridge (it was an
+// untyped error advising a covariance scale before session 32).
+func TestFitOverflowError(t *testing.T) {
+	n, k := 30, 3
+	nbr := make([]int32, n*k)
+	w := make([]float64, n*k)
+	for i := 0; i < n; i++ {
+		for j := 0; j < k; j++ {
+			nbr[i*k+j] = int32((i + j + 1) % n)
+			w[i*k+j] = 1e300
+		}
+	}
+	_, _, _, err := denseSmallest(context.Background(), n, k, nbr, w, 3, false, nil, 0)
+	if !errors.Is(err, sparse.ErrNonFinite) {
+		t.Fatalf("dense eigensolve of overflowing weights: %v", err)
+	}
+	var de *DegenerateError
+	got := fitOverflow(err, w)
+	if !errors.As(got, &de) || de.Kind != "nonfinite" || !strings.Contains(got.Error(), "|w| = 1e+300") ||
+		!strings.Contains(got.Error(), "raise the ridge") || strings.Contains(got.Error(), "covariance") {
+		t.Errorf("fit error %T %v", got, got)
+	}
+	if fitOverflow(nil, w) != nil {
+		t.Error("fitOverflow(nil) is not nil")
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"glle/engine/knn"
 	"glle/kernels"
 	"glle/parallel"
+	"glle/sparse"
 )
 
 // state holds the per-point factors the samplers need (filled by Fit or Restore).
@@ -277,7 +279,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	// Base embedding: the linear embedding of the mean weights (Section V).
 	Y, vals, er, err := m.st.emb.embed(ctx, nil, m.Weights, m.meanSumsToOne(), nil, prog, &m.Report)
 	m.st.memCheck = false
-	if err != nil {
+	if err := fitOverflow(err, m.Weights); err != nil {
 		return nil, err
 	}
 	m.Embedding, m.Eigenvalues, m.Report.Eigen = Y, vals, er
@@ -293,6 +295,20 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	m.Report.closeStages(tFit)
 	m.seal()
 	return m, nil
+}
+
+// fitOverflow returns the error of the base embedding's eigensolve err (nil for nil). The
+// weights are finite (lleWeights grows the ridge until they are), so a non-finite M means
+// their scale overflowed it: a typed error that names |w| and the ridge. Before session 32
+// this was an untyped error on the dense path and advised a covariance scale, which a fit
+// does not have.
+func fitOverflow(err error, w []float64) error {
+	var de *DegenerateError
+	if errors.Is(err, sparse.ErrNonFinite) || (errors.As(err, &de) && de.Kind == "nonfinite") {
+		return &DegenerateError{Kind: "nonfinite", Count: 1, Example: -1,
+			Msg: fmt.Sprintf("the weights reach |w| = %.3g and overflow the eigensolve (%v): raise the ridge (Settings.Reg, -reg)", maxAbs(w), err)}
+	}
+	return err
 }
 
 // disconnectedError is the error for a kNN graph with nc > 1 connected components.

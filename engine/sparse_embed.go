@@ -448,5 +448,5 @@ func fillError(ctx context.Context, err error, what string) error {
 		return ctx.Err()
 	}
 	return &DegenerateError{Kind: "nonfinite", Count: 1, Example: -1,
-		Msg: fmt.Sprintf("assembling %s failed: %v (weights too large: lower the covariance scale)", what, err)}
+		Msg: fmt.Sprintf("assembling %s failed: %v (weights too large)", what, err)}
 }

@@ -53,6 +53,16 @@ func ridge(tr, reg float64, mode RegMode) float64 {
 	return reg * tr
 }
 
+// dlamchE is the unit round-off of float64 (LAPACK's dlamch('E')).
+const dlamchE = 0x1p-53
+
+// growRidge raises the ridge r of a k x k Gram matrix of trace tr to a level where the
+// factorization and the solve are stable; only a ridge far below the Gram matrix's scale
+// needs it.
+func growRidge(r float64, k int, tr float64) float64 {
+	return math.Max(r*10, float64(k)*1e-15*math.Max(tr, 1e-300))
+}
+
 // lleWeights writes w_i of paper Eq. (9), w = (G + R I)^{-1} 1 / (1^T (G + R I)^{-1} 1), for
 // the point xi into dst (length k), leaving the offsets Z (k x d) in ws.z. It reports whether
 // the Gram matrix was zero (all neighbours at the point itself) and whether the ridged matrix
@@ -79,54 +89,68 @@ func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr [
 	r := ridge(tr, reg, mode)
 	zeroGram = tr == 0
 	a := ws.a[:n*n]
+	w := dst[:k]
 	for attempt := 0; ; attempt++ {
+		if attempt > 60 {
+			panic("engine: ridged Gram matrix cannot be factored")
+		}
 		copy(a, src)
 		for j := 0; j < n; j++ {
 			a[j*n+j] += r
 		}
-		if kernels.Cholesky(a, n) {
-			break
+		if !kernels.Cholesky(a, n) {
+			extra, r = true, growRidge(r, k, tr)
+			continue
 		}
-		// Only an absolute ridge far below the Gram matrix's scale gets here: grow it
-		// to a level where the factorization is stable.
-		extra = true
-		r = math.Max(r*10, float64(k)*1e-15*math.Max(tr, 1e-300))
-		if attempt > 40 {
-			panic("engine: ridged Gram matrix cannot be factored")
-		}
-	}
-	w := dst[:k]
-	if d < k {
-		u := ws.x1[:d] // (Z^T Z + R I)^{-1} Z^T 1
-		for c := range u {
-			u[c] = 0
-		}
-		z := ws.z[:k*d]
-		for j := 0; j < k; j++ {
-			for c, v := range z[j*d : j*d+d] {
-				u[c] += v
+		if d < k {
+			u := ws.x1[:d] // (Z^T Z + R I)^{-1} Z^T 1
+			for c := range u {
+				u[c] = 0
 			}
-		}
-		kernels.CholSolve(a, d, u)
-		for j := range w {
-			s := 1.0
-			for c, v := range z[j*d : j*d+d] {
-				s -= v * u[c]
+			z := ws.z[:k*d]
+			for j := 0; j < k; j++ {
+				for c, v := range z[j*d : j*d+d] {
+					u[c] += v
+				}
 			}
-			w[j] = s
+			kernels.CholSolve(a, d, u)
+			mag, big := 0.0, 0.0
+			for j := range w {
+				s := 1.0
+				for c, v := range z[j*d : j*d+d] {
+					s -= v * u[c]
+				}
+				w[j] = s
+				mag, big = math.Max(mag, math.Abs(1-s)), math.Max(big, math.Abs(s)) // |Z u|_j, |w_j|
+			}
+			// When the neighbours' offsets lie on a hyperplane that misses the point (1 in
+			// the range of Z: quantised data), 1 - Z u is of order R / sigma^2 and a ridge
+			// far below the Gram matrix's scale leaves only its round-off: the weights were
+			// 0/0 (NaN) for reg 1e-16 before session 32. Require 1e8 ulps of headroom, so that
+			// the round-off left in the weights is below 1e-8 of them (the grown ridge then
+			// moves them by about as much).
+			if !(big > 1e8*dlamchE*math.Max(1, mag)) {
+				extra, r = true, growRidge(r, k, tr)
+				continue
+			}
+		} else {
+			for j := range w {
+				w[j] = 1
+			}
+			kernels.CholSolve(a, k, w)
 		}
-	} else {
+		s := 0.0
+		for _, v := range w {
+			s += v
+		}
+		if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+			extra, r = true, growRidge(r, k, tr)
+			continue
+		}
 		for j := range w {
-			w[j] = 1
+			w[j] /= s
 		}
-		kernels.CholSolve(a, k, w)
-	}
-	s := 0.0
-	for _, v := range w {
-		s += v
-	}
-	for j := range w {
-		w[j] /= s
+		break
 	}
 	return zeroGram, extra
 }

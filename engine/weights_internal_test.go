@@ -146,3 +146,62 @@ func TestLLEWeightsExtraRidge(t *testing.T) {
 		t.Fatalf("weights sum to %v", s)
 	}
 }
+
+// TestLLEWeightsOffHyperplane: the neighbours lie on a hyperplane that misses the point (1 in
+// the range of Z, as on quantised data), so the Woodbury numerator 1 - Z u is of order R and
+// a ridge of 1e-16 tr leaves only round-off: the weights were 0/0 (NaN) before session 32.
+// lleWeights now grows the ridge, reports it, and returns finite weights summing to 1 that
+// reconstruct the point as well as the exact least-squares weights.
+func TestLLEWeightsOffHyperplane(t *testing.T) {
+	k, d := 5, 4
+	// Point 0 at the origin; its 5 neighbours on the hyperplane x_0 = 1.
+	x := []float64{
+		0, 0, 0, 0,
+		1, 0, 0, 0,
+		1, 1, 0, 0,
+		1, 0, 1, 0,
+		1, 0, 0, 1,
+		1, 1, 1, 1,
+	}
+	nbr := []int32{1, 2, 3, 4, 5}
+	for _, md := range []struct {
+		reg  float64
+		mode RegMode
+	}{{1e-16, RegTrace}, {1e-20, RegAbsolute}} {
+		ws := newWork(k, d)
+		w := make([]float64, k)
+		_, extra := lleWeights(ws, w, x, d, x[:d], nbr, md.reg, md.mode)
+		if !extra {
+			t.Errorf("reg %g %v: no extra regularization reported", md.reg, md.mode)
+		}
+		s := 0.0
+		for _, v := range w {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("reg %g %v: weights %v", md.reg, md.mode, w)
+			}
+			s += v
+		}
+		// Divided by their own sum: |sum - 1| <= k u.
+		if math.Abs(s-1) > 1e-12 {
+			t.Errorf("reg %g %v: weights sum to %v", md.reg, md.mode, s)
+		}
+		// The minimum-norm weights of the exact problem: Z^T w = 0 is impossible (every
+		// neighbour has x_0 = 1, so sum_j w_j z_j has x_0 = 1); the least-squares weights
+		// minimise ||Z^T w|| on the sum-to-one plane. At any small ridge they reconstruct
+		// the point with residual 1 in x_0 and nearly 0 elsewhere: check ||Z^T w - e_0|| small.
+		z := ws.z[:k*d]
+		res := make([]float64, d)
+		for j := 0; j < k; j++ {
+			for c := 0; c < d; c++ {
+				res[c] += w[j] * z[j*d+c]
+			}
+		}
+		res[0] = math.Abs(res[0]) - 1
+		// 1e-6: the ridge grows until 1 - Z u has 1e8 ulps of headroom, leaving round-off and
+		// a ridge effect of about 1e-8 in the weights (measured 3.5e-5 with 1e4 ulps);
+		// 1e-6 fails on that and on a wrong solution.
+		if n := math.Hypot(math.Hypot(res[0], res[1]), math.Hypot(res[2], res[3])); n > 1e-6 {
+			t.Errorf("reg %g %v: reconstruction residual %g (w = %v)", md.reg, md.mode, n, w)
+		}
+	}
+}
