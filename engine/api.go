@@ -5,7 +5,9 @@ import (
 	"slices"
 )
 
-// Saved is what a saved model holds; Restore turns it back into a Model.
+// Saved is what a saved model holds; Restore turns it back into a Model. Persist it with
+// encoding/gob (mat.Dense implements encoding.BinaryMarshaler) or as glle-bench's model
+// folder; encoding/json writes a mat.Dense as {} and loses the data.
 type Saved struct {
 	Method      Method
 	K, Dim      int

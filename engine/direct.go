@@ -35,7 +35,7 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 	if s.RegMode == RegAbsolute && math.IsInf(s.Reg/sx2, 0) {
 		// The ridge's precision R / s_x^2 overflows (tiny data with an absolute ridge): every
 		// precision matrix would fail, with the advice to increase reg.
-		return inputErr("reg = %g is too large against the data's noise variance s_x^2 = %g (the ridge's precision reg / s_x^2 overflows): use a smaller reg or -reg-mode trace", s.Reg, math.Ldexp(sx2, 2*m.st.scaleExp))
+		return inputErr("reg = %g is too large against the data's noise variance s_x^2 = %g (the ridge's precision reg / s_x^2 overflows): use a smaller reg or the trace ridge (RegTrace, -reg-mode trace)", s.Reg, math.Ldexp(sx2, 2*m.st.scaleExp))
 	}
 	m.st.sx2, m.st.sy2 = sx2, sy2
 	// Reported in the data's units (the fit works on data rescaled by 2^-scaleExp).

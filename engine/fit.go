@@ -155,6 +155,12 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("dim = %d with n = %d points: the sparse solvers' Lanczos basis needs n >= dim + %d: use SolverDense (or SolverAuto), more points or a smaller dim", s.Dim, n, sparseRoom)
 	case s.Method == Direct && s.K < 2:
 		return inputErr("direct with k = %d: a single neighbour's weight is fixed at 1, so there is nothing to sample: use k >= 2", s.K)
+	case s.Method == DirectPaper && s.DirectRidge == 0 && d+s.Dim < s.K:
+		// Eq. (36)'s k x k matrix X_i^T X_i + Y_i^T Y_i has rank <= d + p < k at every point:
+		// known from the shapes, so refused before the fit (it failed after the whole fit,
+		// 3 s at n = 200k, before session 32).
+		return &DegenerateError{Kind: "singular-gamma", Count: n, Example: 0,
+			Msg: fmt.Sprintf("direct-paper: X_i^T X_i + Y_i^T Y_i is singular for %d of %d points (it has rank <= d + p = %d < k = %d at every point): pass an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", n, n, d+s.Dim, s.K)}
 	case s.Method == EM && d >= s.K-1 && s.Dim >= s.K-1:
 		// With d >= k - 1 a point's fibre is empty and EM falls back to the fibre of its
 		// local dim-dimensional PCA (fibreBasis), which is empty too unless dim <= k - 2.
@@ -246,7 +252,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 		return nil, err
 	}
 	if m.Report.DuplicatePoints, err = checkNeighbourhoods(dist, n, s.K); err != nil {
-		return nil, err
+		return nil, underflowedGram(err, raw, idx, n, d, s.K)
 	}
 	dist = nil
 	m.Neighbors = idx

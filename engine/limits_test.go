@@ -225,6 +225,16 @@ func TestDirectPaperSingularMessage(t *testing.T) {
 			t.Errorf("k = %d: %v, want a singular-gamma DegenerateError saying %q", c.k, err, c.want)
 		}
 	}
+	// The rank bound follows from the shapes: CheckFit refuses it before any work (it
+	// returned nil, and Fit failed only after the whole fit, before session 32).
+	err := CheckFit(200000, 3, Settings{Method: DirectPaper})
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "singular-gamma" || de.Count != 200000 || !strings.Contains(de.Msg, "rank <= d + p = 5 < k = 10") {
+		t.Errorf("CheckFit(200000, 3, DirectPaper): %v", err)
+	}
+	if err := CheckFit(200000, 3, Settings{Method: DirectPaper, DirectRidge: 1e-6}); err != nil {
+		t.Errorf("CheckFit with a ridge: %v", err)
+	}
 }
 
 // TestDimNearN: Dim close to n, where the sparse solvers' Lanczos basis does not fit (it needs

@@ -222,6 +222,10 @@ func TestRestoreRejectsCorruptParts(t *testing.T) {
 			nb[4*sv.K+2] = int32(len(nb))
 			sv.Neighbors = nb
 		}, "neighbour entry 42 (point 4)"},
+		// What a JSON round trip of Saved gives (encoding/json writes a mat.Dense as {}): the
+		// error blamed k ("n = 0 points but k = 10") before session 32.
+		{"empty X", EM, func(sv *Saved) { sv.X = &mat.Dense{} }, "X or Embedding is an empty matrix"},
+		{"empty embedding", EM, func(sv *Saved) { sv.Embedding = &mat.Dense{} }, "encoding/gob"},
 		{"point its own neighbour", Direct, func(sv *Saved) {
 			nb := append([]int32(nil), sv.Neighbors...)
 			nb[9*sv.K] = 9
@@ -313,5 +317,28 @@ func TestRestoredHugeVariance(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "largest variance sigma_i is 1e+308") || !strings.Contains(ie.Msg, "|w| = ") {
 		t.Fatalf("got %T %v, want an InputError naming the largest sigma_i and the weights' size", err, err)
+	}
+}
+
+// TestSampleWeightsMisuse: SampleWeights on an LLE model returned nil with the mean weights
+// (Generate refuses it), and a model whose Sigma was edited to NaN blamed the covariance scale
+// (before session 32).
+func TestSampleWeightsMisuse(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1)
+	lle := mustFit(t, X, settingsFor(LLE))
+	w := make([]float64, lle.N*lle.K)
+	wantInputError(t, "SampleWeights on lle", lle.SampleWeights(ctx, w, 1, 0, 1), "no stochastic weights")
+	for _, meth := range []Method{EM, Direct} {
+		m := mustFit(t, X, settingsFor(meth))
+		part := "Weights[3]"
+		if meth == EM {
+			m.Sigma[3] = math.NaN()
+			part = "Sigma[3]"
+		} else {
+			m.Weights[3] = math.NaN()
+		}
+		_, _, err := m.Generate(ctx, 1, 0, 1)
+		wantInputError(t, meth.String()+" with "+part+" = NaN", err, "the model's "+part+" is NaN")
 	}
 }

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Robustness helpers of Fit, Restore and Transform: the exact power-of-two rescaling of the
@@ -89,12 +91,12 @@ func prepareScale(x []float64, n, d int, s Settings) ([]float64, int, error) {
 	}
 	lim := maxRawFitMagnitude(d, s.K)
 	if e := scaleExponent(x); e != 0 && e < minRawExponent {
-		return nil, 0, inputErr("the data's largest value is about 2^%d, too small for method %s with %s ridge (squared distances underflow float64 below 2^%d): multiply the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
+		return nil, 0, inputErr("the data's largest value is about 2^%d, too small for method %s with %s ridge (squared distances underflow float64 below 2^%d): multiply the data by a power of ten, or use method lle, em or direct with the trace ridge (RegTrace, -reg-mode trace), which rescale the data exactly",
 			e, s.Method, regModeText(s.RegMode), 2*minRawExponent)
 	}
 	for i, v := range x {
 		if math.Abs(v) > lim {
-			return nil, 0, inputErr("the value %g at row %d, column %d is too large for method %s with %s ridge (its squared distances and Gram matrices overflow float64, limit %.3g): divide the data by a power of ten, or use -method lle, em or direct with -reg-mode trace, which rescale the data exactly",
+			return nil, 0, inputErr("the value %g at row %d, column %d is too large for method %s with %s ridge (its squared distances and Gram matrices overflow float64, limit %.3g): divide the data by a power of ten, or use method lle, em or direct with the trace ridge (RegTrace, -reg-mode trace), which rescale the data exactly",
 				v, i/d, i%d, s.Method, regModeText(s.RegMode), lim)
 		}
 	}
@@ -130,6 +132,32 @@ func checkNeighbourhoods(dist []float64, n, k int) (dups int, err error) {
 			Msg: fmt.Sprintf("%d points coincide with all of their k = %d nearest neighbours (e.g. point %d: at least k+1 identical rows), so their Gram matrix is zero and their weights are undefined: remove duplicate rows or use a larger k", zero, k, example)}
 	}
 	return dups, nil
+}
+
+// underflowedGram refines a "zero-gram" error of checkNeighbourhoods: when the example point's
+// neighbours are not rows identical to it in the data x (n x d, before rescaling), their
+// distances vanished because one far value set the scale (an outlier of 1e200 among values
+// of 1 was reported as "at least k+1 identical rows" before session 32). Other errors pass.
+func underflowedGram(err error, x []float64, idx []int32, n, d, k int) error {
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "zero-gram" || de.Example < 0 {
+		return err
+	}
+	i := de.Example
+	xi := x[i*d : (i+1)*d]
+	for _, j := range idx[i*k : (i+1)*k] {
+		if !slices.Equal(x[int(j)*d:(int(j)+1)*d], xi) {
+			far := 0
+			for q, v := range x {
+				if math.Abs(v) > math.Abs(x[far]) {
+					far = q
+				}
+			}
+			return &DegenerateError{Kind: "zero-gram", Count: de.Count, Example: i,
+				Msg: fmt.Sprintf("%d points have all of their k = %d nearest neighbours at distance 0 although their rows differ (e.g. point %d and its neighbour %d): the value %g at row %d, column %d is so far beyond the rest of the data that their squared distances underflow: remove that outlier or bring it into the data's range", de.Count, k, i, j, x[far], far/d, far%d)}
+		}
+	}
+	return err
 }
 
 // scaleQuery rescales new points by the model's factor; it fails when a rescaled value is

@@ -201,6 +201,28 @@ func TestLowRankNeighbourhoods(t *testing.T) {
 	}
 }
 
+// TestOutlierUnderflow: one value of 1e200 in a Swiss roll of values about 1 sets the exact
+// rescaling, every other point's squared distances underflow, and the fit was refused as
+// "at least k+1 identical rows" (before session 32); the message now names the outlier. Rows
+// that are truly identical keep the duplicate-rows message.
+func TestOutlierUnderflow(t *testing.T) {
+	X, _ := bench.SwissRoll(1000, 2)
+	X.Set(5, 1, 1e200)
+	_, err := Fit(context.Background(), X, Settings{})
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "zero-gram" || !strings.Contains(de.Msg, "the value 1e+200 at row 5, column 1") || strings.Contains(de.Msg, "identical rows") {
+		t.Errorf("outlier: %v", err)
+	}
+	dup := mat.NewDense(40, 3, nil)
+	for i := 0; i < 40; i++ {
+		dup.SetRow(i, []float64{float64(i / 12), 1, 2}) // groups of 12 identical rows, k = 10
+	}
+	_, err = Fit(context.Background(), dup, Settings{})
+	if !errors.As(err, &de) || de.Kind != "zero-gram" || !strings.Contains(de.Msg, "identical rows") {
+		t.Errorf("duplicates: %v", err)
+	}
+}
+
 // TestTinyRegQuantised: distinct points of the lattice {0,1,2}^4 (quantised data, whose
 // neighbours often lie on a hyperplane that misses the point) with a ridge of 1e-16, relative
 // and absolute. The weights came out 0/0 and the fit failed with an untyped or misleading

@@ -98,6 +98,9 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 	if generation < 0 {
 		return inputErr("generation %d: must be non-negative", generation)
 	}
+	if !m.Method.Generative() {
+		return inputErr("method %s has no stochastic weights to draw: use em, direct, em-paper or direct-paper", m.Method)
+	}
 	if len(dst) != m.N*m.K {
 		return inputErr("weights buffer has length %d, want N*K = %d", len(dst), m.N*m.K)
 	}
@@ -111,6 +114,15 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 		}
 		// While the draws are in cache: sqrt(a sigma_i) or sqrt(a) times a draw can overflow.
 		if _, bad := firstNonFiniteIn(dst[lo*m.K : hi*m.K]); bad {
+			// A model edited after the fit (a NaN sigma_i or weight) is not the scale's fault.
+			for _, part := range []struct {
+				name string
+				v    []float64
+			}{{"Sigma", m.Sigma}, {"Weights", m.Weights}} {
+				if j, bad := firstNonFiniteIn(part.v); bad {
+					return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore it from Saved", part.name, j, part.v[j])
+				}
+			}
 			return inputErr("generation %d: the weights drawn at covariance scale a = %g overflow float64: use a smaller covariance scale", generation, a)
 		}
 		return nil

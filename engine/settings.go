@@ -172,11 +172,11 @@ type Progress struct {
 	Final bool // the stage has finished
 }
 
-// withDefaults returns s with zero fields replaced by their documented defaults.
 // Resolved returns s with every zero field replaced by its documented default (K, Dim, Reg,
 // EMIters, EMTol, ...), as Fit applies them: what a report should show as the settings used.
 func (s Settings) Resolved() Settings { return s.withDefaults() }
 
+// withDefaults returns s with zero fields replaced by their documented defaults.
 func (s Settings) withDefaults() Settings {
 	if s.K == 0 {
 		s.K = 10

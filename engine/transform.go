@@ -209,6 +209,10 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 	if sv.X == nil || sv.Embedding == nil {
 		return nil, inputErr("incomplete model: the training data and the embedding are required")
 	}
+	if sv.X.IsEmpty() || sv.Embedding.IsEmpty() {
+		// A JSON round trip of Saved does this: encoding/json writes a mat.Dense as {}.
+		return nil, inputErr("incomplete model: X or Embedding is an empty matrix (encoding/json keeps no mat.Dense data: persist Saved with encoding/gob)")
+	}
 	sv.Neighbors, sv.Weights, sv.Sigma = slices.Clone(sv.Neighbors), slices.Clone(sv.Weights), slices.Clone(sv.Sigma)
 	sv.Eigenvalues = slices.Clone(sv.Eigenvalues)
 	n, d := sv.X.Dims()
