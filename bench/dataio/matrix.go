@@ -199,11 +199,17 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		}
 		return nil
 	}
+	var lineBuf []byte
 	for {
-		line, err := br.ReadString('\n')
+		raw, err := readLineMax(br, lineBuf[:0], maxLineBytes)
+		lineBuf = raw
+		if errors.Is(err, errLongLine) {
+			return nil, nil, &fixError{fmt.Sprintf("line %d is longer than %d MiB: the file is not delimited text of one point per line (a binary file or a device such as /dev/zero?): give a .npy file or text with one point per line", lineNo+1, maxLineBytes>>20)}
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, nil, err
 		}
+		line := string(raw)
 		if line == "" && err != nil {
 			break
 		}
@@ -234,6 +240,28 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		return nil, nil, errors.New("no columns")
 	}
 	return mat.NewDense(len(data)/cols, cols, data), header, nil
+}
+
+// maxLineBytes bounds one line of a text data file: 64 MiB is millions of values, far beyond
+// any point's row, and a file without line ends (a binary file, a link to /dev/zero) must
+// fail with a message instead of exhausting memory (session 32).
+const maxLineBytes = 64 << 20
+
+var errLongLine = errors.New("line too long")
+
+// readLineMax appends the next line of br, with its '\n', to buf; it returns errLongLine as
+// soon as the line exceeds max bytes, and br's error (io.EOF at the end) otherwise.
+func readLineMax(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > max {
+			return buf, errLongLine
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, err
+		}
+	}
 }
 
 // fixError is an error whose message already says how to fix the input (HasFix).

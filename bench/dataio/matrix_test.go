@@ -1,6 +1,7 @@
 package dataio
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"math"
@@ -286,5 +287,31 @@ func TestAtomicWrite(t *testing.T) {
 	}
 	if names := listDir(t, dir); !reflect.DeepEqual(names, []string{"out.txt"}) {
 		t.Errorf("directory holds %v", names)
+	}
+}
+
+// zeroReader is an endless stream of NUL bytes, as /dev/zero.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadCSVEndlessLine: a text file without line ends (a link to /dev/zero) was read until
+// memory ran out (a Go fatal error with a stack trace, before session 32); the line is capped
+// at maxLineBytes with a message saying what to give instead.
+func TestReadCSVEndlessLine(t *testing.T) {
+	_, _, err := ReadCSV(zeroReader{})
+	if err == nil || !strings.Contains(err.Error(), "line 1 is longer than 64 MiB") || !HasFix(err) {
+		t.Errorf("endless line: %v", err)
+	}
+	// readLineMax at a small cap: lines up to the cap pass, with their '\n'.
+	br := bufio.NewReaderSize(strings.NewReader("12345\n123456789\n"), 16)
+	if b, err := readLineMax(br, nil, 6); string(b) != "12345\n" || err != nil {
+		t.Errorf("short line: %q, %v", b, err)
+	}
+	if _, err := readLineMax(br, nil, 6); !errors.Is(err, errLongLine) {
+		t.Errorf("long line: %v", err)
 	}
 }

@@ -231,10 +231,37 @@ func (r *figRun) fig4(ctx context.Context) ([][]*plot.Plot, error) {
 	return grid, nil
 }
 
+// figuresMemory estimates the memory of a figures run: the four datasets, and, for Figs. 3-6,
+// the em and direct models each keeps (its data, weights and per-point factors, neighbours
+// and embedding), plus the peak of one fit on top.
+func figuresMemory(c figuresConfig) int64 {
+	n := c.n
+	// Four datasets kept (points and colour, 4 float64 per point), the generator's transient
+	// draws of one (7) and a panel's projection (4).
+	total := satMul(4*32+56+32, int64(n))
+	if c.figs[3] || c.figs[4] || c.figs[5] || c.figs[6] {
+		peak := int64(0)
+		for _, meth := range []engine.Method{engine.EM, engine.Direct} {
+			est := engine.EstimateMemory(n, 3, c.k, 2, meth)
+			kept := satAdd(satAdd(est.Data, est.Weights), satAdd(est.Factors, satMul(int64(n), int64(4*c.k+16))))
+			total = satAdd(total, satMul(4, kept))
+			peak = max(peak, est.Peak)
+		}
+		total = satAdd(total, peak)
+	}
+	return total
+}
+
 func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	start := time.Now()
 	var out outputs
 	defer func() { err = out.finish(recover(), err) }()
+	// The run keeps every dataset and its models until the end: refuse it up front when they
+	// cannot fit (-n 100000000 passed the per-dataset check and ran out of memory with a Go
+	// fatal error and a stack trace, before session 32).
+	if need, phys := figuresMemory(c), engine.PhysicalMemory(); phys > 0 && need > phys {
+		return badInput("use a smaller -n", "figures at -n %d keeps four datasets and their em and direct models: about %s, more than the physical memory (%s)", c.n, engine.FormatBytes(need), engine.FormatBytes(phys))
+	}
 	if err := out.mkdir("out", c.out); err != nil {
 		return err
 	}

@@ -188,5 +188,13 @@ func writeError(flagName, path string, err error) error {
 		// Not a bad argument: the same command succeeds once there is room (exit 1).
 		return fmt.Errorf("-%s %q cannot be written (%v): free space on that device or choose another folder", flagName, clip(path), unwrapPath(err))
 	}
+	// Nor are these (exit 1; they were exit 2 advising "a writable output path" before
+	// session 32): the process's file-size limit, and a pipe whose reader has gone.
+	if errors.Is(err, syscall.EFBIG) {
+		return fmt.Errorf("-%s %q cannot be written (%v): raise the file-size limit (ulimit -f) or choose another device", flagName, clip(path), unwrapPath(err))
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("-%s %q cannot be written (%v): the reading end of the pipe was closed; keep the reader running until glle-bench exits", flagName, clip(path), unwrapPath(err))
+	}
 	return badInput("choose a writable output path", "-%s %q cannot be written (%v)", flagName, clip(path), unwrapPath(err))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -301,5 +302,39 @@ func TestFullDevice(t *testing.T) {
 	}
 	if files := listTree(t, dir); len(files) != 0 {
 		t.Errorf("left %v", files)
+	}
+}
+
+// TestFileSizeLimitAndClosedPipe: a file-size limit (ulimit -f) and a -json pipe whose reader
+// has gone are failures (exit 1) with their own fix, not bad input advising "a writable
+// output path" (exit 2, before session 32); nothing is left behind.
+func TestFileSizeLimitAndClosedPipe(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sh", "-c", `ulimit -f 100 && exec "$0" "$@"`, bin, "embed", "-dataset", "swissroll", "-n", "5000", "-method", "em", "-out", "y.npy", "-model", "m", "-q")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(string(out), "ulimit -f") {
+		t.Errorf("file-size limit: %v, %q", err, out)
+	}
+	if files := listTree(t, dir); len(files) != 0 {
+		t.Errorf("file-size limit left %v", files)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd = exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "300", "-out", "y.npy", "-json", "/dev/stdout", "-q")
+	cmd.Dir = dir
+	var se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &se
+	err = cmd.Run()
+	w.Close()
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(se.String(), "reading end of the pipe was closed") {
+		t.Errorf("closed pipe: %v, %q", err, se.String())
+	}
+	if files := listTree(t, dir); len(files) != 0 {
+		t.Errorf("closed pipe left %v", files)
 	}
 }

@@ -71,6 +71,15 @@ func scatterPanel(title string, xs, ys, col []float64) (*plot.Plot, error) {
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = vg.Points(9)
 	p.HideAxes()
+	// A panel of a few hundred pixels shows no more with more points, and each point costs
+	// memory until the PNG is drawn (32 bytes) and drawing time (about 2.5 us): above
+	// maxPanelPoints every step-th point is plotted, and the title says so. figures at
+	// -n 20000000 kept 36 full panels (23 GB) before session 32.
+	step := (len(xs) + maxPanelPoints - 1) / maxPanelPoints
+	if step > 1 {
+		p.Title.Text += fmt.Sprintf(" [1 in %d points shown]", step)
+		xs, ys, col = everyNth(xs, step), everyNth(ys, step), everyNth(col, step)
+	}
 	xy := make(plotter.XYs, len(xs))
 	for i := range xs {
 		xy[i] = plotter.XY{X: xs[i], Y: ys[i]}
@@ -89,6 +98,21 @@ func scatterPanel(title string, xs, ys, col []float64) (*plot.Plot, error) {
 	}
 	p.Add(sc)
 	return p, nil
+}
+
+// maxPanelPoints is the most points one scatter panel draws (scatterPanel).
+const maxPanelPoints = 250000
+
+// everyNth returns x[0], x[step], x[2 step], ... (x itself for step <= 1).
+func everyNth(x []float64, step int) []float64 {
+	if step <= 1 {
+		return x
+	}
+	out := make([]float64, 0, (len(x)+step-1)/step)
+	for i := 0; i < len(x); i += step {
+		out = append(out, x[i])
+	}
+	return out
 }
 
 // embeddingPanel plots the first two columns of Y (a 1-D embedding against the colour).

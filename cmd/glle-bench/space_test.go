@@ -54,3 +54,48 @@ func TestHugeGenerationsRefused(t *testing.T) {
 	}
 	mustRun(t, mnt, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-generations", "3", "-out", "y.npy", "-q")
 }
+
+// TestFiguresMemory: figures keeps four datasets and their models to the end; a size whose
+// total cannot fit is refused before any work (it ran out of memory with a Go fatal error and
+// a stack trace before session 32), with no folder left.
+func TestFiguresMemory(t *testing.T) {
+	dir := t.TempDir()
+	r := runBin(t, dir, "figures", "-n", "200000000", "-out", "figs")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "keeps four datasets and their em and direct models") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left %s", left[0].Name())
+	}
+	// The estimate grows with the figures that keep models.
+	c := figuresConfig{n: 100000, k: 10, figs: map[int]bool{2: true}}
+	only2 := figuresMemory(c)
+	c.figs[3] = true
+	if with3 := figuresMemory(c); !(with3 > 2*only2) {
+		t.Errorf("figures memory: fig 2 only %d, with fig 3 %d", only2, with3)
+	}
+}
+
+// TestScatterPanelSubsample: a panel draws at most maxPanelPoints points (every step-th one)
+// and its title says so; smaller panels are unchanged.
+func TestScatterPanelSubsample(t *testing.T) {
+	n := 2*maxPanelPoints + 7
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	p, err := scatterPanel("big", x, x, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Title.Text != "big [1 in 3 points shown]" {
+		t.Errorf("title %q", p.Title.Text)
+	}
+	s := everyNth(x, 3)
+	if len(s) != (n+2)/3 || s[1] != 3 || s[len(s)-1] != float64(3*(len(s)-1)) {
+		t.Errorf("everyNth: %d values, %v ... %v", len(s), s[:2], s[len(s)-1])
+	}
+	if p, _ := scatterPanel("small", x[:10], x[:10], x[:10]); p.Title.Text != "small" {
+		t.Errorf("small title %q", p.Title.Text)
+	}
+}
