@@ -133,6 +133,22 @@ func parseBench(args []string) (benchConfig, error) {
 			return c, badInput("use larger -sizes", "-sizes %d: dataset %s keeps too few points at that size for k = 10 neighbours", n, c.dataset)
 		}
 	}
+	// A size no run can fit (memory, index range) is refused here, not reported as a failed
+	// child run in the table with exit 1 (before session 32).
+	for _, n := range c.sizes {
+		if err := checkDatasetMemory(n); err != nil {
+			return c, badInput("use smaller -sizes", "-sizes %d: %s", n, strings.TrimPrefix(err.(*inputError).problem, fmt.Sprintf("-n %d: ", n)))
+		}
+		for _, m := range c.methods {
+			if err := engine.CheckFit(n, 3, engine.Settings{Method: m, Workers: c.workers}); err != nil {
+				msg := oneLine(err.Error())
+				if i := strings.Index(msg, ": raise the limit"); i >= 0 {
+					msg = msg[:i] // the sweep has no -max-mem: the fix is the size
+				}
+				return c, badInput("use smaller -sizes", "-sizes %d, method %s: %s", n, m, msg)
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -274,6 +290,12 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 			stageTree(dir, false)
 		}()
 	} else {
+		// The runs write their files straight into -keep (not staged): a folder that already
+		// holds files would see them replaced (an earlier sweep's, or the user's; they were
+		// overwritten silently before session 32).
+		if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+			return badInput("use a new or empty folder for -keep", "-keep %q is not empty (it holds %s, ...): the runs would overwrite files of the same names", clip(c.keep), clip(ents[0].Name()))
+		}
 		created, err := mkdirTracked(dir)
 		if err != nil {
 			removeCreated(created)

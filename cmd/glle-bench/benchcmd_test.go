@@ -258,6 +258,9 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "-peers", "-python", ""},
 		{"bench", "-sizes", "100", "-peers", "-python", filepath.Join(dir, "missing")}, // named, cannot run
 		{"bench", "stray"},
+		{"bench", "-sizes", "2000000000", "-methods", "lle"}, // more than physical memory (was exit 1 after a failed child run)
+		{"bench", "-sizes", "300000000", "-methods", "lle"},  // the fit's estimate beyond physical memory
+		{"bench", "-json", "r.npy"},                         // not a .json name
 	} {
 		if r := runBin(t, dir, args...); r.code != exitBadInput || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
@@ -387,4 +390,23 @@ func TestBenchClosedStdout(t *testing.T) {
 			t.Errorf("json %v: %d entries left in TMPDIR (%s)", withJSON, len(left), left[0].Name())
 		}
 	}
+}
+
+// TestBenchKeepNotEmpty: the runs write straight into -keep, so a folder holding files is
+// refused before any run, and its files are unchanged (an earlier sweep's Y_lle_2000.npy and
+// report files were overwritten silently before session 32); an empty folder is used.
+func TestBenchKeepNotEmpty(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "k"), 0o755)
+	mine := filepath.Join(dir, "k", "Y_lle_300.npy")
+	os.WriteFile(mine, []byte("mine"), 0o644)
+	r := runBin(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-keep", "k")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "is not empty") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "mine" {
+		t.Errorf("the file in -keep was changed: %q", b)
+	}
+	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+	mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-keep", "empty")
 }

@@ -194,6 +194,7 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	sum.PeakRSSBytes = peakRSS()
 	sum.Outputs = append([]string(nil), out.files...)
 	sum.Stale = staleOutputs(out.files)
+	sum.Orphans = out.orphans
 	if jsonPath != "" {
 		sum.Outputs = append(sum.Outputs, jsonPath)
 		if err := out.write("json", jsonPath, sum.writeJSON); err != nil {

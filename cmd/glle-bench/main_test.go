@@ -652,6 +652,10 @@ func TestBadModel(t *testing.T) {
 	} {
 		checkBad(t, dir, c)
 	}
+	// The file is named once (it was "embedding.npy is unreadable (corruptnpy/embedding.npy: ...)").
+	if r := runBin(t, dir, gen("corruptnpy")...); strings.Count(r.stderr, "embedding.npy") != 1 {
+		t.Errorf("corrupt npy names the file %d times: %q", strings.Count(r.stderr, "embedding.npy"), r.stderr)
+	}
 	mustRun(t, dir, "generate", "-model", "good", "-generations", "1", "-out", "g", "-q")
 }
 

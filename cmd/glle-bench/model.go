@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -309,7 +310,8 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, modelErr(dir, resave, "%s is missing", name)
 			}
-			return nil, modelErr(dir, resave, "%s is unreadable (%v)", name, oneLine(unwrapPath(err).Error()))
+			msg := strings.TrimPrefix(oneLine(unwrapPath(err).Error()), path+": ") // the model and the name say where
+			return nil, modelErr(dir, resave, "%s is unreadable (%s)", name, msg)
 		}
 		if !equalShape(a.Shape, shape) {
 			return nil, modelErr(dir, resave, "%s has shape %v, want %v (n=%d k=%d dim=%d in %s)", name, a.Shape, shape, n, k, p, metaFile)

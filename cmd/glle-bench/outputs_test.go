@@ -338,3 +338,46 @@ func TestFileSizeLimitAndClosedPipe(t *testing.T) {
 		t.Errorf("closed pipe left %v", files)
 	}
 }
+
+// TestKilledRunSweep: a run killed with SIGKILL cannot remove its staged files; the next run
+// into the folder removes them (they carry the dead process's id) and says so, and keeps a
+// dead run's .bak file (the previous content of a file it was replacing), naming it. A live
+// process's files are left alone. Before session 32 the hidden files stayed, unnoticed.
+func TestKilledRunSweep(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "2000", "-method", "em", "-generations", "100000", "-out", "y.npy", "-q")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) { // wait until some generations are staged
+		if ents, _ := os.ReadDir(dir); len(ents) >= 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	dead := cmd.Process.Pid
+	bak := filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-123.bak", dead))
+	os.WriteFile(bak, []byte("old content"), 0o644)
+	live := filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-456.npy", os.Getpid())) // this test process is alive
+	os.WriteFile(live, []byte("x"), 0o644)
+	staged, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-*.npy", dead)))
+	if len(staged) < 2 {
+		t.Fatalf("the killed run staged %d files", len(staged))
+	}
+	r := mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-generations", "1", "-out", "y.npy")
+	if !strings.Contains(r.stderr, fmt.Sprintf("removed %d hidden file(s)", len(staged))) || !strings.Contains(r.stderr, "rename it back") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-*.npy", dead))); len(left) != 0 {
+		t.Errorf("%d staged files of the killed run left", len(left))
+	}
+	for _, p := range []string{bak, live} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+}

@@ -206,6 +206,9 @@ type summary struct {
 	// Stale lists files beside the outputs with this run's names (STEM_gen003.npy, ...) that
 	// an earlier run wrote and this one did not replace.
 	Stale []string `json:"stale_outputs,omitempty"`
+	// Orphans notes what a killed earlier run had left in the output folders: staged files
+	// removed, and backup files of a commit it did not finish (kept).
+	Orphans []string `json:"orphan_notes,omitempty"`
 }
 
 // sigmaNote says how points with sigma_i <= 0 are sampled.
@@ -353,6 +356,9 @@ func (s *summary) write(w io.Writer) {
 	}
 	if len(s.Outputs) > 0 {
 		fmt.Fprintf(&b, "  wrote: %s\n", strings.Join(s.Outputs, ", "))
+	}
+	for _, o := range s.Orphans {
+		fmt.Fprintf(&b, "  note: %s\n", o)
 	}
 	if len(s.Stale) > 0 {
 		fmt.Fprintf(&b, "  note: %d file(s) beside these outputs are from an earlier run, not this one: %s\n", len(s.Stale), strings.Join(s.Stale, ", "))
