@@ -381,3 +381,19 @@ func TestKilledRunSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputSymlinkReplaced: an output path that is a symbolic link is replaced by the new
+// file; the link's target is not written (docs/robustness.md).
+func TestOutputSymlinkReplaced(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.npy")
+	os.WriteFile(target, []byte("target"), 0o600)
+	os.Symlink("target.npy", filepath.Join(dir, "latest.npy"))
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-out", "latest.npy", "-q")
+	if fi, err := os.Lstat(filepath.Join(dir, "latest.npy")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("latest.npy: %v, %v; want a regular file", fi, err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "target" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}
