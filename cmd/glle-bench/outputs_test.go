@@ -269,15 +269,11 @@ func TestInterruptKeepsExistingFiles(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1500 * time.Millisecond) // into the generations
+		waitStaged(t, cmd, dir) // into the generations: the base embedding is staged
 		for _, sg := range sigs {
 			cmd.Process.Signal(sg)
 		}
 		err := cmd.Wait()
-		if err == nil {
-			t.Logf("%v: the run finished before the signal", sigs)
-			continue
-		}
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 			t.Fatalf("%v: exit %v, want %d; stderr %q", sigs, err, exitInterrupted, se.String())
@@ -396,4 +392,25 @@ func TestOutputSymlinkReplaced(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "target" {
 		t.Errorf("the link's target was written: %q", b)
 	}
+}
+
+// waitStaged waits until the child cmd has staged a file in dir (its hidden name carries the
+// child's process id), so that a signal sent next reaches a run with outputs in flight. It
+// fails the test if the child exits first or nothing is staged within a minute: a fixed
+// sleep let a fast machine finish first, and the tests then skipped (before session 32).
+func waitStaged(t *testing.T, cmd *exec.Cmd, dir string) {
+	t.Helper()
+	pattern := filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-*", cmd.Process.Pid))
+	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(5 * time.Millisecond) {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return
+		}
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err != nil || strings.Contains(string(b), ") Z ") {
+			cmd.Wait()
+			t.Fatalf("the run exited before it staged a file (%v)", cmd.ProcessState)
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatal("nothing staged within a minute")
 }
