@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -124,14 +125,38 @@ func listTree(t *testing.T, dir string) []string {
 	return out
 }
 
+// isPNG checks that path is a PNG image with something drawn in colour: at least 300 coloured
+// pixels (max - min channel above 40 of 255) in at least 4 distinct colours (channels
+// quantised to 3 bits). A blank image, or one in a single colour, passed the old check of
+// the 8-byte signature (a review in session 32: a writeGrid drawing no panels passed every
+// plot test). The plots colour their points by a colour scale, so these floors are far below
+// what any figure draws (a 300-point panel alone colours several hundred pixels).
 func isPNG(t *testing.T, path string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("%s is not a PNG file", path)
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Errorf("%s is not a PNG image: %v", path, err)
+		return
+	}
+	coloured, hues := 0, map[uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			r, g, bl = r>>8, g>>8, bl>>8
+			if max(r, g, bl)-min(r, g, bl) > 40 {
+				coloured++
+				hues[r>>5<<6|g>>5<<3|bl>>5] = true
+			}
+		}
+	}
+	if coloured < 300 || len(hues) < 4 {
+		t.Errorf("%s: %d coloured pixels in %d colours: nothing (or one colour) was drawn", path, coloured, len(hues))
 	}
 }
 
