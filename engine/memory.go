@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"os"
@@ -258,23 +259,34 @@ func PhysicalMemory() int64 {
 		return 0
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return parseMemTotal(f)
+}
+
+// parseMemTotal returns the MemTotal line of /proc/meminfo text in bytes ("kB" is 1024), or 0
+// when there is none or its value is not a non-negative integer; a value whose bytes overflow
+// int64 saturates.
+func parseMemTotal(r io.Reader) int64 {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			fs := strings.Fields(rest)
-			if len(fs) == 0 {
-				return 0
-			}
-			v, err := strconv.ParseInt(fs[0], 10, 64)
-			if err != nil {
-				return 0
-			}
-			if len(fs) > 1 && strings.EqualFold(fs[1], "kB") {
-				v *= 1024
-			}
-			return v
+		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
+		if !ok {
+			continue
 		}
+		fs := strings.Fields(rest)
+		if len(fs) == 0 {
+			return 0
+		}
+		v, err := strconv.ParseInt(fs[0], 10, 64)
+		if err != nil || v < 0 {
+			return 0
+		}
+		if len(fs) > 1 && strings.EqualFold(fs[1], "kB") {
+			if v > math.MaxInt64/1024 {
+				return math.MaxInt64
+			}
+			v *= 1024
+		}
+		return v
 	}
 	return 0
 }

@@ -177,27 +177,35 @@ func FuzzReadCSV(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, _, err := ReadCSV(bytes.NewReader(b))
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
+		// The detected separator (ReadCSV, .csv and .txt files) and the forced tab of .tsv
+		// files (ReadMatrix), each with its writer for the round trip.
+		for _, sep := range []byte{0, '\t'} {
+			m, _, err := readDelimited(bytes.NewReader(b), sep)
+			if err != nil {
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("sep %q: multi-line error %q", sep, err)
+				}
+				continue
 			}
-			return
-		}
-		r, c := m.Dims()
-		if r < 1 || c < 1 {
-			t.Fatalf("empty %d x %d matrix without error", r, c)
-		}
-		var buf bytes.Buffer
-		if err := WriteCSV(&buf, m, nil); err != nil {
-			t.Fatal(err)
-		}
-		m2, _, err := ReadCSV(&buf)
-		if err != nil {
-			t.Fatalf("re-reading written CSV: %v", err)
-		}
-		if !mat.Equal(m, m2) {
-			t.Fatal("round trip changed the matrix")
+			r, c := m.Dims()
+			if r < 1 || c < 1 {
+				t.Fatalf("sep %q: empty %d x %d matrix without error", sep, r, c)
+			}
+			wsep := byte(',')
+			if sep == '\t' {
+				wsep = '\t'
+			}
+			var buf bytes.Buffer
+			if err := writeDelimited(&buf, m, nil, wsep); err != nil {
+				t.Fatal(err)
+			}
+			m2, _, err := readDelimited(&buf, sep)
+			if err != nil {
+				t.Fatalf("sep %q: re-reading written text: %v", sep, err)
+			}
+			if !mat.Equal(m, m2) {
+				t.Fatalf("sep %q: round trip changed the matrix", sep)
+			}
 		}
 	})
 }
