@@ -347,6 +347,8 @@ func TestSamplerMoments(t *testing.T) {
 				for l := 0; l < k; l++ {
 					c := cov[j*k+l] / G
 					se := math.Sqrt((T[j*k+j]*T[l*k+l] + T[j*k+l]*T[j*k+l]) / G)
+					// 1e-14 |T_jj|: the round-off of G accumulated products of draws
+					// of scale sqrt(T_jj), relative to the diagonal (a few hundred ulps).
 					if math.Abs(c-T[j*k+l]) > 5*se+1e-14*math.Abs(T[j*k+j]) {
 						t.Fatalf("%v point %d: cov(%d,%d) %g, target %g, se %g", m.Method, i, j, l, c, T[j*k+l], se)
 					}

@@ -260,7 +260,7 @@ func TestBenchBadInput(t *testing.T) {
 		{"bench", "stray"},
 		{"bench", "-sizes", "2000000000", "-methods", "lle"}, // more than physical memory (was exit 1 after a failed child run)
 		{"bench", "-sizes", "300000000", "-methods", "lle"},  // the fit's estimate beyond physical memory
-		{"bench", "-json", "r.npy"},                         // not a .json name
+		{"bench", "-json", "r.npy"},                          // not a .json name
 	} {
 		if r := runBin(t, dir, args...); r.code != exitBadInput || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)

@@ -27,12 +27,12 @@ import (
 type outputs struct {
 	swept   map[string]bool // folders already cleared of dead runs' staged files (sweep)
 	orphans []string        // what sweep found: notes for the summary
-	files  []string // final paths, in the order written (the run summary lists them)
-	staged []staged // parallel to files
-	inputs []string // files the run reads: no output may replace one
-	retire []string // files removed at commit (a model folder's old model.json)
-	dirs   []string // folders this run created, removed on failure when empty
-	after  []func() // run after a successful commit (the summary that lists the files)
+	files   []string        // final paths, in the order written (the run summary lists them)
+	staged  []staged        // parallel to files
+	inputs  []string        // files the run reads: no output may replace one
+	retire  []string        // files removed at commit (a model folder's old model.json)
+	dirs    []string        // folders this run created, removed on failure when empty
+	after   []func()        // run after a successful commit (the summary that lists the files)
 }
 
 // staged is one output waiting for the commit.

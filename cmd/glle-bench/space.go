@@ -111,5 +111,3 @@ func satAdd(a, b int64) int64 {
 	}
 	return 1<<63 - 1
 }
-
-
