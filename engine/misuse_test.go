@@ -253,7 +253,7 @@ func TestMemoryEstimateSaturates(t *testing.T) {
 		n, d int
 		s    Settings
 	}{
-		{1 << 20, 3, Settings{K: 1<<20 - 1, Method: DirectPaper, MaxMemory: 1 << 30}},
+		{1 << 20, 3, Settings{K: 1<<20 - 1, Method: DirectPaper, DirectRidge: 1e-6, MaxMemory: 1 << 30}},
 		{1000, 1 << 58, Settings{MaxMemory: 1 << 30}},
 	} {
 		wantInputError(t, "CheckFit of an impossible size", CheckFit(c.n, c.d, c.s), "memory limit")
