@@ -56,6 +56,10 @@ func ridge(tr, reg float64, mode RegMode) float64 {
 // dlamchE is the unit round-off of float64 (LAPACK's dlamch('E')).
 const dlamchE = 0x1p-53
 
+// minWoodbury is the headroom per weight lleWeights requires of the Woodbury numerator
+// 1 - Z u: c / (1 - c) with c = 1e8 dlamchE, the solution of m = c (1 + m) (solveWeights).
+const minWoodbury = 1e8 * dlamchE / (1 - 1e8*dlamchE)
+
 // growRidge raises the ridge r of a k x k Gram matrix of trace tr to a level where the
 // factorization and the solve are stable; only a ridge far below the Gram matrix's scale
 // needs it.
@@ -91,66 +95,91 @@ func lleWeights(ws *work, dst []float64, x []float64, d int, xi []float64, nbr [
 	a := ws.a[:n*n]
 	w := dst[:k]
 	for attempt := 0; ; attempt++ {
-		if attempt > 60 {
-			panic("engine: ridged Gram matrix cannot be factored")
-		}
 		copy(a, src)
 		for j := 0; j < n; j++ {
 			a[j*n+j] += r
 		}
-		if !kernels.Cholesky(a, n) {
-			extra, r = true, growRidge(r, k, tr)
-			continue
+		if kernels.Cholesky(a, n) {
+			break
 		}
-		if d < k {
-			u := ws.x1[:d] // (Z^T Z + R I)^{-1} Z^T 1
-			for c := range u {
-				u[c] = 0
-			}
-			z := ws.z[:k*d]
-			for j := 0; j < k; j++ {
-				for c, v := range z[j*d : j*d+d] {
-					u[c] += v
-				}
-			}
-			kernels.CholSolve(a, d, u)
-			mag, big := 0.0, 0.0
-			for j := range w {
-				s := 1.0
-				for c, v := range z[j*d : j*d+d] {
-					s -= v * u[c]
-				}
-				w[j] = s
-				mag, big = math.Max(mag, math.Abs(1-s)), math.Max(big, math.Abs(s)) // |Z u|_j, |w_j|
-			}
-			// When the neighbours' offsets lie on a hyperplane that misses the point (1 in
-			// the range of Z: quantised data), 1 - Z u is of order R / sigma^2 and a ridge
-			// far below the Gram matrix's scale leaves only its round-off: the weights were
-			// 0/0 (NaN) for reg 1e-16 before session 32. Require 1e8 ulps of headroom, so that
-			// the round-off left in the weights is below 1e-8 of them (the grown ridge then
-			// moves them by about as much).
-			if !(big > 1e8*dlamchE*math.Max(1, mag)) {
-				extra, r = true, growRidge(r, k, tr)
-				continue
-			}
-		} else {
-			for j := range w {
-				w[j] = 1
-			}
-			kernels.CholSolve(a, k, w)
+		// Only an absolute ridge far below the Gram matrix's scale gets here: grow it
+		// to a level where the factorization is stable.
+		extra, r = true, growRidge(r, k, tr)
+		if attempt > 40 {
+			panic("engine: ridged Gram matrix cannot be factored")
 		}
-		s := 0.0
-		for _, v := range w {
-			s += v
-		}
-		if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-			extra, r = true, growRidge(r, k, tr)
-			continue
-		}
-		for j := range w {
-			w[j] /= s
-		}
-		break
 	}
-	return zeroGram, extra
+	for attempt := 0; ; attempt++ {
+		if solveWeights(ws, a, w, d, k) {
+			return zeroGram, extra
+		}
+		// The solve lacked headroom (below): grow the ridge, factor again and retry.
+		if attempt > 60 {
+			panic("engine: LLE weights cannot be solved at any ridge")
+		}
+		extra = true
+		for {
+			r = growRidge(r, k, tr)
+			copy(a, src)
+			for j := 0; j < n; j++ {
+				a[j*n+j] += r
+			}
+			if kernels.Cholesky(a, n) {
+				break
+			}
+		}
+	}
 }
+
+// solveWeights writes the normalised weights of Eq. (9) into w from the Cholesky factor a of
+// the ridged matrix (d x d Woodbury form for d < k, else k x k), the offsets in ws.z. It
+// reports false, w unusable, when the ridge left the solve too little headroom. The
+// unnormalised Woodbury weights 1 - Z u sum to s = R 1^T (G + R I)^{-1} 1 > 0, at least the
+// squared component of 1 off the range of Z. When the neighbours' offsets lie on a
+// hyperplane that misses the point (1 in the range of Z: quantised data), s is of order
+// R / sigma^2, and a ridge far below the Gram matrix's scale leaves only the round-off of
+// each 1 - (Z u)_j, about eps max(1, |Z u|): the weights were 0/0 (NaN) for reg 1e-16 before
+// session 32. The sum is required to exceed k minWoodbury (1e8 ulps per weight), which costs
+// nothing per weight (a per-weight maximum made the solve 20% slower, session 32); a NaN or
+// infinite sum fails too.
+func solveWeights(ws *work, a, w []float64, d, k int) bool {
+	floor := 0.0
+	if d < k {
+		u := ws.x1[:d] // (Z^T Z + R I)^{-1} Z^T 1
+		for c := range u {
+			u[c] = 0
+		}
+		z := ws.z[:k*d]
+		for j := 0; j < k; j++ {
+			for c, v := range z[j*d : j*d+d] {
+				u[c] += v
+			}
+		}
+		kernels.CholSolve(a, d, u)
+		for j := range w {
+			s := 1.0
+			for c, v := range z[j*d : j*d+d] {
+				s -= v * u[c]
+			}
+			w[j] = s
+		}
+		floor = float64(k) * minWoodbury
+	} else {
+		for j := range w {
+			w[j] = 1
+		}
+		kernels.CholSolve(a, k, w)
+	}
+	s := 0.0
+	for _, v := range w {
+		s += v
+	}
+	if !(s > floor && s <= math.MaxFloat64) { // NaN, Inf, or too little headroom
+		return false
+	}
+	for j := range w {
+		w[j] /= s
+	}
+	return true
+}
+
