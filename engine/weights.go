@@ -182,4 +182,3 @@ func solveWeights(ws *work, a, w []float64, d, k int) bool {
 	}
 	return true
 }
-
