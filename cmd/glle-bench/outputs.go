@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"hash/fnv"
 	"fmt"
 	"io"
 	"io/fs"
@@ -45,8 +46,23 @@ type staged struct {
 }
 
 // stagePrefix is the start of the hidden names this process stages files under:
-// ".glle-bench-PID-", so that a later run can tell a dead run's files from a live one's.
-func stagePrefix() string { return fmt.Sprintf(".glle-bench-%d-", os.Getpid()) }
+// ".glle-bench-HOST-PID-", so that a later run can tell a dead run's files from a live one's.
+// HOST (hostToken) tells machines and PID namespaces apart: a process id means nothing to a
+// run on another host sharing the folder (NFS) or in another container (a review in session
+// 32: a run in its own PID namespace had its staged files removed by another and failed).
+func stagePrefix() string { return fmt.Sprintf(".glle-bench-%s-%d-", hostToken(), os.Getpid()) }
+
+var hostTok = sync.OnceValue(func() string {
+	h := fnv.New32a()
+	name, _ := os.Hostname()
+	ns, _ := os.Readlink("/proc/self/ns/pid") // "pid:[4026531836]"; empty where unknown
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	h.Write([]byte(name + "\x00" + ns + "\x00" + string(boot)))
+	return fmt.Sprintf("%08x", h.Sum32())
+})
+
+// hostToken identifies this machine, boot and PID namespace in staged file names.
+func hostToken() string { return hostTok() }
 
 // sweep removes, once per folder, the staged files a killed run left in dir (kill -9, an
 // out-of-memory kill: 133 hidden files of 11 MB stayed after a killed 1000-generation run,
@@ -89,9 +105,10 @@ func (o *outputs) sweep(dir string) {
 	}
 }
 
-// stagePID parses the process id of a staged file's name (stagePrefix).
+// stagePID parses the process id of a file staged on this host, boot and PID namespace
+// (stagePrefix); other names, and other hosts' files, report false.
 func stagePID(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, ".glle-bench-")
+	rest, ok := strings.CutPrefix(name, ".glle-bench-"+hostToken()+"-")
 	if !ok {
 		return 0, false
 	}

@@ -356,11 +356,14 @@ func TestKilledRunSweep(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	dead := cmd.Process.Pid
-	bak := filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-123.bak", dead))
+	bak := filepath.Join(dir, fmt.Sprintf(".glle-bench-%s-%d-123.bak", hostToken(), dead))
 	os.WriteFile(bak, []byte("old content"), 0o644)
-	live := filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-456.npy", os.Getpid())) // this test process is alive
+	live := filepath.Join(dir, fmt.Sprintf(".glle-bench-%s-%d-456.npy", hostToken(), os.Getpid())) // this test process is alive
 	os.WriteFile(live, []byte("x"), 0o644)
-	staged, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-*.npy", dead)))
+	// The same dead process id on another host or PID namespace (a shared folder): not ours.
+	other := filepath.Join(dir, fmt.Sprintf(".glle-bench-0badc0de-%d-789.npy", dead))
+	os.WriteFile(other, []byte("x"), 0o644)
+	staged, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".glle-bench-%s-%d-*.npy", hostToken(), dead)))
 	if len(staged) < 2 {
 		t.Fatalf("the killed run staged %d files", len(staged))
 	}
@@ -368,10 +371,10 @@ func TestKilledRunSweep(t *testing.T) {
 	if !strings.Contains(r.stderr, fmt.Sprintf("removed %d hidden file(s)", len(staged))) || !strings.Contains(r.stderr, "rename it back") {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-*.npy", dead))); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".glle-bench-%s-%d-*.npy", hostToken(), dead))); len(left) != 0 {
 		t.Errorf("%d staged files of the killed run left", len(left))
 	}
-	for _, p := range []string{bak, live} {
+	for _, p := range []string{bak, live, other} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
@@ -400,7 +403,7 @@ func TestOutputSymlinkReplaced(t *testing.T) {
 // sleep let a fast machine finish first, and the tests then skipped (before session 32).
 func waitStaged(t *testing.T, cmd *exec.Cmd, dir string) {
 	t.Helper()
-	pattern := filepath.Join(dir, fmt.Sprintf(".glle-bench-%d-*", cmd.Process.Pid))
+	pattern := filepath.Join(dir, fmt.Sprintf(".glle-bench-%s-%d-*", hostToken(), cmd.Process.Pid))
 	for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(5 * time.Millisecond) {
 		if m, _ := filepath.Glob(pattern); len(m) > 0 {
 			return

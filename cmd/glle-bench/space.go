@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -47,7 +48,9 @@ func genNeeds(out string, base bool, gens, n, p int, a analysisOpts) []fileNeed 
 
 // checkSpace refuses a run whose outputs cannot fit before any of the work: per device, the
 // estimated size of the outputs on it against the space statfs says is available to this
-// user, and their count against its free inodes. Every output is staged beside its final
+// user, and their count against its free inodes. Beyond the device's whole size the run is
+// bad input (exit 2); beyond the space available it fails as a full disk does (exit 1). A
+// device that reports no size (an unlimited tmpfs) is not checked. Every output is staged beside its final
 // name and the files it replaces stay until the commit, so the whole size is needed. A
 // device statfs cannot read, and special files (/dev/stdout), are not checked. files is the
 // number of files the run writes (generations count one each).
@@ -56,6 +59,7 @@ func checkSpace(need []fileNeed, files int64) error {
 		dir          string
 		bytes, files int64
 		avail, inode int64
+		total        int64
 	}
 	var devs []*dev
 	byID := map[uint64]*dev{}
@@ -69,9 +73,16 @@ func checkSpace(need []fileNeed, files int64) error {
 		if syscall.Stat(dir, &st) != nil || syscall.Statfs(dir, &fs) != nil {
 			continue
 		}
+		if fs.Blocks == 0 {
+			continue // no size reported (an unlimited tmpfs, some FUSE mounts): nothing to check
+		}
 		d := byID[uint64(st.Dev)]
 		if d == nil {
-			d = &dev{dir: dir, avail: int64(fs.Bavail) * int64(fs.Bsize), inode: int64(fs.Ffree)}
+			unit := int64(fs.Frsize) // statfs counts blocks in fragment-size units
+			if unit <= 0 {
+				unit = int64(fs.Bsize)
+			}
+			d = &dev{dir: dir, avail: satMul(int64(fs.Bavail), unit), total: satMul(int64(fs.Blocks), unit), inode: int64(fs.Ffree)}
 			if fs.Files == 0 { // no inode limit reported (some network and FUSE file systems)
 				d.inode = -1
 			}
@@ -84,9 +95,16 @@ func checkSpace(need []fileNeed, files int64) error {
 		devs[0].files = files
 	}
 	for _, d := range devs {
+		if d.bytes > d.total {
+			// More than the whole device: no cleaning up makes the command succeed (exit 2).
+			return badInput("write fewer generations or points, or choose another folder",
+				"the outputs need about %s in %q, more than its device's whole size (%s)", engine.FormatBytes(d.bytes), clip(d.dir), engine.FormatBytes(d.total))
+		}
 		if d.bytes > d.avail {
-			return badInput("write fewer generations or points, free space, or choose another folder",
-				"the outputs need about %s in %q, whose device has %s available", engine.FormatBytes(d.bytes), clip(d.dir), engine.FormatBytes(d.avail))
+			// A full disk, as when a write fails with ENOSPC: the same command succeeds once
+			// there is room (exit 1, docs/robustness.md).
+			return fmt.Errorf("the outputs need about %s in %q, whose device has %s available: free space, write fewer generations or points, or choose another folder",
+				engine.FormatBytes(d.bytes), clip(d.dir), engine.FormatBytes(d.avail))
 		}
 		if d.inode >= 0 && d.files > d.inode {
 			return badInput("write fewer generations, or choose another folder",

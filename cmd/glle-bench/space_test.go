@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +17,9 @@ func TestCheckSpace(t *testing.T) {
 		t.Errorf("1 MiB: %v", err)
 	}
 	err := checkSpace([]fileNeed{{filepath.Join(dir, "y.npy"), 1 << 62}}, 1)
-	if err == nil || !strings.Contains(err.Error(), "need about") {
-		t.Errorf("4 EiB: %v", err)
+	var ie *inputError
+	if err == nil || !strings.Contains(err.Error(), "more than its device's whole size") || !errors.As(err, &ie) {
+		t.Errorf("4 EiB: %v (bad input expected: no device holds it)", err)
 	}
 	if err := checkSpace([]fileNeed{{"/dev/null", 1 << 62}}, 1); err != nil {
 		t.Errorf("a special file is not checked: %v", err)
@@ -41,6 +43,25 @@ func TestHugeGenerationsRefused(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("%d files left, first %s", len(left), left[0].Name())
+	}
+	// A tmpfs without a size limit reports no blocks: nothing to check (every run was refused
+	// as "0 B available" in the first version of the check).
+	unl := t.TempDir()
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=0,nr_inodes=0", "tmpfs", unl).Run(); err == nil {
+		mustRun(t, unl, "embed", "-dataset", "swissroll", "-n", "300", "-out", "y.npy", "-q")
+		exec.Command("umount", unl).Run()
+	}
+	// Between the available space and the device's size: a failure (exit 1), as a full disk
+	// at write time, not bad input.
+	full := t.TempDir()
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full).Run(); err == nil {
+		os.WriteFile(filepath.Join(full, "big"), make([]byte, 900<<10), 0o644)
+		err := checkSpace([]fileNeed{{filepath.Join(full, "y.npy"), 500 << 10}}, 1)
+		var ie *inputError
+		if err == nil || !strings.Contains(err.Error(), "free space") || errors.As(err, &ie) {
+			t.Errorf("500 KiB on a 1 MiB device with 900 KiB used: %v (a failure, not bad input, expected)", err)
+		}
+		exec.Command("umount", full).Run()
 	}
 	// Free inodes: a tmpfs with 20 (root only; mount needs it).
 	mnt := t.TempDir()
