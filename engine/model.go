@@ -72,8 +72,9 @@ type Report struct {
 	// FallbackPoints counts points whose fibre was a single point (r_i = k-1) and that use
 	// the local-PCA fallback (EM).
 	FallbackPoints int `json:"fallback_points,omitempty"`
-	// RegularizedPoints counts, for LLE, EM and Direct, the points whose ridged Gram matrix
-	// G_i + R_i I could not be factored, so that R_i was grown (see RegAbsolute), plus for
+	// RegularizedPoints counts, for LLE, EM and Direct, the points whose ridge R_i was grown
+	// because G_i + R_i I could not be factored or left the weights' solve too little
+	// headroom (a ridge far below G_i's scale, either RegMode; see RegAbsolute), plus for
 	// Direct the points whose precision matrix Gamma_i^{-1} factored only after a jitter. For
 	// DirectPaper it counts instead (replacing the LLE count) the points whose
 	// X_i^T X_i + Y_i^T Y_i is singular, which the explicit ridge DirectRidge makes

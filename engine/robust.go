@@ -136,8 +136,10 @@ func checkNeighbourhoods(dist []float64, n, k int) (dups int, err error) {
 
 // underflowedGram refines a "zero-gram" error of checkNeighbourhoods: when the example point's
 // neighbours are not rows identical to it in the data x (n x d, before rescaling), their
-// distances vanished because one far value set the scale (an outlier of 1e200 among values
-// of 1 was reported as "at least k+1 identical rows" before session 32). Other errors pass.
+// distances underflowed at the data's scale: an outlier of 1e200 among values of 1 was
+// reported as "at least k+1 identical rows" before session 32. The message gives the two
+// rows' difference and values and the data's largest value, which tell an outlier from
+// near-duplicate rows. Other errors pass.
 func underflowedGram(err error, x []float64, idx []int32, n, d, k int) error {
 	var de *DegenerateError
 	if !errors.As(err, &de) || de.Kind != "zero-gram" || de.Example < 0 {
@@ -146,16 +148,23 @@ func underflowedGram(err error, x []float64, idx []int32, n, d, k int) error {
 	i := de.Example
 	xi := x[i*d : (i+1)*d]
 	for _, j := range idx[i*k : (i+1)*k] {
-		if !slices.Equal(x[int(j)*d:(int(j)+1)*d], xi) {
-			far := 0
-			for q, v := range x {
-				if math.Abs(v) > math.Abs(x[far]) {
-					far = q
-				}
-			}
-			return &DegenerateError{Kind: "zero-gram", Count: de.Count, Example: i,
-				Msg: fmt.Sprintf("%d points have all of their k = %d nearest neighbours at distance 0 although their rows differ (e.g. point %d and its neighbour %d): the value %g at row %d, column %d is so far beyond the rest of the data that their squared distances underflow: remove that outlier or bring it into the data's range", de.Count, k, i, j, x[far], far/d, far%d)}
+		xj := x[int(j)*d : (int(j)+1)*d]
+		if slices.Equal(xj, xi) {
+			continue
 		}
+		far := 0
+		for q, v := range x {
+			if math.Abs(v) > math.Abs(x[far]) {
+				far = q
+			}
+		}
+		local, diff := 0.0, 0.0
+		for c := range xi {
+			local = max(local, math.Abs(xi[c]), math.Abs(xj[c]))
+			diff = max(diff, math.Abs(xi[c]-xj[c]))
+		}
+		return &DegenerateError{Kind: "zero-gram", Count: de.Count, Example: i,
+			Msg: fmt.Sprintf("%d points have all of their k = %d nearest neighbours at distance 0 although their rows differ (e.g. point %d and its neighbour %d differ by %g at values of about %g, while the data's largest value is %g at row %d, column %d): their squared distances underflow at that scale: remove the far value or the near-duplicate rows", de.Count, k, i, j, diff, local, x[far], far/d, far%d)}
 	}
 	return err
 }

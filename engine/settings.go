@@ -66,9 +66,12 @@ type RegMode int
 const (
 	// RegTrace (default): R_i = Reg * tr(G_i), or Reg when tr(G_i) = 0 (scikit-learn's convention).
 	RegTrace RegMode = iota
-	// RegAbsolute: R_i = Reg (the authors' code, Reg = 1e-7). When G_i + R_i I cannot be
-	// factored (a ridge far below G_i's scale), R_i is grown tenfold until it can, and the
-	// point is counted in Report.RegularizedPoints.
+	// RegAbsolute: R_i = Reg (the authors' code, Reg = 1e-7).
+	//
+	// In either mode, when G_i + R_i I cannot be factored or the weights' solve has too little
+	// headroom over round-off (a ridge far below G_i's scale, e.g. Reg = 1e-16 on quantised
+	// data), R_i is grown tenfold until it works, and the point is counted in
+	// Report.RegularizedPoints.
 	RegAbsolute
 )
 

@@ -69,8 +69,8 @@ func growRidge(r float64, k int, tr float64) float64 {
 
 // lleWeights writes w_i of paper Eq. (9), w = (G + R I)^{-1} 1 / (1^T (G + R I)^{-1} 1), for
 // the point xi into dst (length k), leaving the offsets Z (k x d) in ws.z. It reports whether
-// the Gram matrix was zero (all neighbours at the point itself) and whether the ridged matrix
-// needed extra regularization to be factored.
+// the Gram matrix was zero (all neighbours at the point itself) and whether the ridge had to
+// grow: for the factorization, or for the solve's headroom (solveWeights).
 //
 // With G = Z Z^T (Eq. (8)) of rank at most d, the Woodbury identity gives
 //

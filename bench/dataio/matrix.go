@@ -2,6 +2,7 @@ package dataio
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -250,12 +251,19 @@ const maxLineBytes = 64 << 20
 var errLongLine = errors.New("line too long")
 
 // readLineMax appends the next line of br, with its '\n', to buf; it returns errLongLine as
-// soon as the line exceeds max bytes, and br's error (io.EOF at the end) otherwise.
+// soon as more than max bytes pass without a line end, '\n' or '\r' (a file with classic
+// Mac OS line ends is one '\n'-line of many '\r'-lines, split by the caller), and br's error
+// (io.EOF at the end) otherwise.
 func readLineMax(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
+	lastEnd := len(buf) - 1 // index of the last '\r' seen in buf (the line's start - 1 before any)
 	for {
 		chunk, err := br.ReadSlice('\n')
+		start := len(buf)
 		buf = append(buf, chunk...)
-		if len(buf) > max {
+		if i := bytes.LastIndexByte(buf[start:], '\r'); i >= 0 {
+			lastEnd = start + i
+		}
+		if len(buf)-1-lastEnd > max {
 			return buf, errLongLine
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {

@@ -314,4 +314,14 @@ func TestReadCSVEndlessLine(t *testing.T) {
 	if _, err := readLineMax(br, nil, 6); !errors.Is(err, errLongLine) {
 		t.Errorf("long line: %v", err)
 	}
+	// '\r' ends a line too (classic Mac OS text): 12 bytes without '\n' but in '\r'-lines of
+	// at most 6 pass the cap of 6 (a '\r'-only file above 64 MiB was refused, session 32).
+	br = bufio.NewReaderSize(strings.NewReader("1234\r12345\r1\n"), 16)
+	if b, err := readLineMax(br, nil, 6); string(b) != "1234\r12345\r1\n" || err != nil {
+		t.Errorf("'\\r' lines: %q, %v", b, err)
+	}
+	br = bufio.NewReaderSize(strings.NewReader("12\r1234567\n"), 16)
+	if _, err := readLineMax(br, nil, 6); !errors.Is(err, errLongLine) {
+		t.Errorf("a long '\\r'-line: %v", err)
+	}
 }

@@ -330,7 +330,7 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 	out := e.stdout.(*stdoutWriter)
 	if out.err != nil && c.jsonPath == "" && c.keep == "" {
 		// Nothing would keep the sweep's results (bench | true).
-		return out.closedErr("the tables (and there is no -json or -keep)")
+		return out.closedErr("the sweep started, and there is no -json or -keep to keep its results: keep the reader open, or add -json")
 	}
 
 	for _, n := range c.sizes {
@@ -390,10 +390,14 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 			return writeError("json", c.jsonPath, err)
 		}
 	}
-	if err := out.closedErr("the tables (-json has them)"); err != nil && c.jsonPath != "" {
-		return err
-	} else if err != nil {
-		return out.closedErr("the tables (-keep has the runs' reports)")
+	if out.err != nil {
+		switch {
+		case c.jsonPath != "":
+			return out.closedErr("the tables were written; -json has the results")
+		case c.keep != "":
+			return out.closedErr("the tables were written; -keep has the runs' reports")
+		}
+		return out.closedErr("the tables were written, and there is no -json or -keep to keep them: keep the reader open until the sweep ends (head closes it after its lines), or add -json")
 	}
 	for _, r := range rep.Runs {
 		if r.Error != "" {

@@ -410,3 +410,34 @@ func TestBenchKeepNotEmpty(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
 	mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle", "-keep", "empty")
 }
+
+// TestBenchHeadOne: 'glle-bench bench | head -1' closes standard output after the first line,
+// while the sweep runs; the tables then fail, and the message says so truthfully: no -keep is
+// named when there is none (it claimed "-keep has the runs' reports", a review in session 32).
+func TestBenchHeadOne(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "bench", "-sizes", "300,400", "-methods", "lle", "-repeat", "1")
+	cmd.Dir = dir
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	buf := make([]byte, 1)
+	for { // read the first line, as head -1 does, then close the pipe
+		if _, err := r.Read(buf); err != nil || buf[0] == '\n' {
+			break
+		}
+	}
+	r.Close()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || !strings.Contains(se.String(), "there is no -json or -keep") || strings.Contains(se.String(), "-keep has") {
+		t.Errorf("%v, stderr %q", err, se.String())
+	}
+}

@@ -506,7 +506,7 @@ func checkPaths(inputs, outs []string, genOut string, gens int) error {
 // mistake was replaced by the summary, and "-json -q" took the next flag as the file name
 // (before session 32). An existing device or pipe (/dev/stdout) is accepted.
 func checkJSONName(path string) error {
-	if path == "" || strings.EqualFold(filepath.Ext(path), ".json") {
+	if path == "" || strings.EqualFold(filepath.Ext(path), ".json") || streamFD(path) >= 0 {
 		return nil
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {

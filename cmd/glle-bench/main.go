@@ -54,7 +54,7 @@ func (s *stdoutWriter) closedErr(what string) error {
 	if s.err == nil {
 		return nil
 	}
-	return fmt.Errorf("standard output failed (%v) before %s were written", unwrapPath(s.err), what)
+	return fmt.Errorf("standard output was closed (%v) before %s", unwrapPath(s.err), what)
 }
 
 // env is what a command needs from its surroundings.

@@ -738,9 +738,10 @@ func TestModelFolderGuard(t *testing.T) {
 		meta, _ := os.ReadFile(filepath.Join(dir, "proj", "model.json"))
 		r = runBin(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-out", "y.npy", "-model", f, "-q")
 		meta2, _ := os.ReadFile(filepath.Join(dir, "proj", "model.json"))
+		link, lerr := os.Readlink(filepath.Join(dir, "proj2", "model.json")) // not followed
 		if r.code != 2 || !strings.Contains(r.stderr, "is not a glle-bench model's description") || strings.Count(r.stderr, "\n") != 1 ||
-			!bytes.Equal(before, mustRead(t, dir, "proj/X.npy")) || !bytes.Equal(meta, meta2) {
-			t.Errorf("-model %s with a foreign model.json: exit %d, %q; want exit 2, one line, and the files unchanged", f, r.code, r.stderr)
+			!bytes.Equal(before, mustRead(t, dir, "proj/X.npy")) || !bytes.Equal(meta, meta2) || lerr != nil || link != "/dev/zero" {
+			t.Errorf("-model %s with a foreign model.json: exit %d, %q; want exit 2, one line, and the files unchanged (proj2/model.json -> %q, %v)", f, r.code, r.stderr, link, lerr)
 		}
 	}
 	r = runBin(t, dir, "generate", "-model", "proj2", "-generations", "1", "-out", "g", "-q")

@@ -417,3 +417,36 @@ func waitStaged(t *testing.T, cmd *exec.Cmd, dir string) {
 	cmd.Wait()
 	t.Fatal("nothing staged within a minute")
 }
+
+// TestJSONToRedirectedStdout: -json /dev/stdout with standard output redirected to a regular
+// file (">> log") writes the summary through descriptor 1, appending; it was refused as "not
+// a .json file name", and before that check the commit replaced the /dev/stdout link itself
+// with a regular file (a review in session 32). /dev/fd/1 is the same stream.
+func TestJSONToRedirectedStdout(t *testing.T) {
+	dir := t.TempDir()
+	before, _ := os.Lstat("/dev/stdout")
+	for _, name := range []string{"/dev/stdout", "/dev/fd/1"} {
+		log := filepath.Join(dir, "log.txt")
+		os.WriteFile(log, []byte("earlier line\n"), 0o644)
+		f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "300", "-out", "y.npy", "-json", name, "-q")
+		cmd.Dir = dir
+		var se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = f, &se
+		err = cmd.Run()
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v %s", name, err, se.String())
+		}
+		b, _ := os.ReadFile(log)
+		if !strings.HasPrefix(string(b), "earlier line\n{") || !strings.Contains(string(b), `"command": "embed"`) {
+			t.Errorf("%s: log holds %.80q", name, b)
+		}
+	}
+	if after, err := os.Lstat("/dev/stdout"); err != nil || before != nil && after.Mode() != before.Mode() {
+		t.Errorf("/dev/stdout changed: %v, %v", after, err)
+	}
+}
