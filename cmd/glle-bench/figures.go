@@ -231,25 +231,18 @@ func (r *figRun) fig4(ctx context.Context) ([][]*plot.Plot, error) {
 	return grid, nil
 }
 
-// figuresMemory estimates the memory of a figures run: the four datasets, and, for Figs. 3-6,
-// the em and direct models each keeps (its data, weights and per-point factors, neighbours
-// and embedding), plus the peak of one fit on top.
+// figuresMemory estimates the peak memory of a figures run, calibrated on this tool's peak RSS
+// (all figures: 214 MB at n = 5000, 778 MB at 20000, 1.90 GB at 50000, a slope of 37.4 KB
+// per point; Fig. 3 alone about the same; Fig. 2 alone 60 MB at 50000 and 153 MB at 200000,
+// 618 B per point): 32 MiB plus 40 KiB per point when a figure with models (3-6) is drawn,
+// else 640 B per point. The first version summed the models' own estimates and was 4.6 times
+// too low (a review in session 32).
 func figuresMemory(c figuresConfig) int64 {
-	n := c.n
-	// Four datasets kept (points and colour, 4 float64 per point), the generator's transient
-	// draws of one (7) and a panel's projection (4).
-	total := satMul(4*32+56+32, int64(n))
+	per := int64(640)
 	if c.figs[3] || c.figs[4] || c.figs[5] || c.figs[6] {
-		peak := int64(0)
-		for _, meth := range []engine.Method{engine.EM, engine.Direct} {
-			est := engine.EstimateMemory(n, 3, c.k, 2, meth)
-			kept := satAdd(satAdd(est.Data, est.Weights), satAdd(est.Factors, satMul(int64(n), int64(4*c.k+16))))
-			total = satAdd(total, satMul(4, kept))
-			peak = max(peak, est.Peak)
-		}
-		total = satAdd(total, peak)
+		per = 40 << 10
 	}
-	return total
+	return satAdd(32<<20, satMul(per, int64(c.n)))
 }
 
 func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
