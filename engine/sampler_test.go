@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"glle/bench"
 	"glle/kernels"
 )
 
@@ -606,5 +607,29 @@ func TestDirectSmallK(t *testing.T) {
 			t.Fatal("non-finite generation")
 		}
 	}
-	t.Logf("s_x^2 %g, s_y^2 %g, regularized %d", m.Report.SX2, m.Report.SY2, m.Report.RegularizedPoints)
+	// Finite is not enough (an all-zero or unchanged generation passed): the generation is a
+	// unit-norm embedding near the base one (same manifold), and the draw moved it.
+	for c := 0; c < 2; c++ {
+		if nc := mat.Norm(Y.ColView(c), 2); math.Abs(nc-1) > 1e-8 {
+			t.Errorf("generation column %d has norm %g, want 1 (unit-norm eigenvectors)", c, nc)
+		}
+	}
+	dd := bench.ProcrustesDisparity(m.Embedding, Y)
+	X := rollForTest(3000, 21)
+	roll := make([]float64, 3000) // the roll angle t = |(x_0, x_2)|
+	for i := range roll {
+		roll[i] = math.Hypot(X.At(i, 0), X.At(i, 2))
+	}
+	sp := bench.MaxAbsSpearman(Y, roll)
+	t.Logf("s_x^2 %g, s_y^2 %g, regularized %d, disparity %g, max |Spearman| %g", m.Report.SX2, m.Report.SY2, m.Report.RegularizedPoints, dd, sp)
+	if !(dd > 0) {
+		t.Errorf("the generation equals the base embedding (disparity %g)", dd)
+	}
+	// k = 5 is small for this roll: the base embedding follows the roll angle only partly
+	// (max |Spearman| 0.87 measured), and a generation at a = 1 moves far (disparity 0.63)
+	// but keeps that order (0.85), where noise or a collapsed embedding gives about 0; 0.5
+	// fails on those.
+	if b := bench.MaxAbsSpearman(m.Embedding, roll); b < 0.5 || sp < 0.5 {
+		t.Errorf("max |Spearman| with the roll angle: base %g, generation %g (want >= 0.5)", b, sp)
+	}
 }

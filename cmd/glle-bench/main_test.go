@@ -612,20 +612,33 @@ func TestBadModel(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-out", "y.npy", "-model", "good", "-q")
 	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "lle", "-out", "l.npy", "-model", "lle", "-q")
+	// Setup errors fail the test: a damaged model that was never written would make its
+	// case test the good model instead.
 	copyModel := func(name string) string {
 		d := filepath.Join(dir, name)
-		os.Mkdir(d, 0o755)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		for _, f := range []string{"model.json", "neighbors.npy", "weights.npy", "sigma.npy", "embedding.npy", "X.npy"} {
-			os.WriteFile(filepath.Join(d, f), mustRead(t, dir, "good/"+f), 0o644)
+			if err := os.WriteFile(filepath.Join(d, f), mustRead(t, dir, "good/"+f), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return d
 	}
 	editMeta := func(d string, fn func(m map[string]any)) {
 		var m map[string]any
-		json.Unmarshal(mustRead(t, d, "model.json"), &m)
+		if err := json.Unmarshal(mustRead(t, d, "model.json"), &m); err != nil {
+			t.Fatal(err)
+		}
 		fn(m)
-		b, _ := json.Marshal(m)
-		os.WriteFile(filepath.Join(d, "model.json"), b, 0o644)
+		b, err := json.Marshal(m)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(d, "model.json"), b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	d := copyModel("noweights")
 	os.Remove(filepath.Join(d, "weights.npy"))
