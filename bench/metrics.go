@@ -51,7 +51,31 @@ func Spearman(a, b []float64) float64 {
 	if len(a) != len(b) {
 		panic("bench: Spearman of slices of different lengths")
 	}
+	if !finiteSlice(a) || !finiteSlice(b) {
+		return math.NaN() // a NaN has no rank (it gave 0.886 for [1 NaN 3 2 5 4] before session 32)
+	}
 	return pearson(Ranks(a), Ranks(b))
+}
+
+// finiteSlice reports whether every value of x is finite.
+func finiteSlice(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// allFinite reports whether every entry of the matrix is finite.
+func allFinite(A *mat.Dense) bool {
+	r, c := A.Dims()
+	for i := 0; i < r; i++ {
+		if !finiteSlice(A.RawRowView(i)[:c]) {
+			return false
+		}
+	}
+	return true
 }
 
 func pearson(a, b []float64) float64 {
@@ -83,12 +107,15 @@ func pearson(a, b []float64) float64 {
 // MaxAbsSpearman returns the largest |Spearman correlation| between a column of the
 // embedding Y (n x p) and the manifold coordinate coord (length n): 1 when some embedding
 // axis orders the points exactly as the coordinate does (or exactly reversed). Constant
-// columns count as 0; so does a constant coord. It panics if len(coord) differs from the
-// number of rows of Y.
+// columns count as 0; so does a constant coord. It is NaN when Y or coord holds a non-finite
+// value. It panics if len(coord) differs from the number of rows of Y.
 func MaxAbsSpearman(Y *mat.Dense, coord []float64) float64 {
 	n, p := Y.Dims()
 	if len(coord) != n {
 		panic("bench: MaxAbsSpearman with len(coord) different from the rows of Y")
+	}
+	if !finiteSlice(coord) || !allFinite(Y) {
+		return math.NaN()
 	}
 	rc := Ranks(coord)
 	best := 0.0
@@ -126,8 +153,10 @@ func Centered(A mat.Matrix) *mat.Dense {
 //
 // with R (p x p, orthogonal) and s minimising ||aligned - ref||_F: R = U V^T from the SVD
 // U S V^T of (Y - mean(Y))^T (ref - mean(ref)), s = trace(S) / ||Y - mean(Y)||_F^2 (s = 1
-// when scale is false). If ref = c Y Q + 1 b^T for an orthogonal Q and c > 0, then R = Q,
-// s = c (with scale) and aligned = ref up to round-off. It panics if the shapes differ.
+// when scale is false). If ref = c Y Q + 1 b^T for an orthogonal Q and c > 0, then
+// aligned = ref up to round-off and s = c (with scale); R = Q when the centred Y has full
+// column rank p (otherwise R is one of the maps that agree on Y's column space, and maps
+// other points' components outside it arbitrarily). It panics if the shapes differ.
 func Procrustes(ref, Y *mat.Dense, scale bool) (aligned, R *mat.Dense, s float64) {
 	n, p := ref.Dims()
 	if ny, py := Y.Dims(); ny != n || py != p {
@@ -319,6 +348,12 @@ func thinQ(A *mat.Dense) (*mat.Dense, bool) {
 // NaN, when a neighbour index is outside [0, n) (the neighbours are data: a model read from
 // disk may hold any index), and panics if k < 1 or the lengths do not match n*k.
 func ReconstructionCost(Y *mat.Dense, nbr []int32, w []float64, k int) (float64, error) {
+	return reconstructionCost(Y, nbr, w, k, 0)
+}
+
+// reconstructionCost is ReconstructionCost on workers goroutines (<= 0: GOMAXPROCS); the
+// chunks' partial sums are added in chunk order, so the result does not depend on workers.
+func reconstructionCost(Y *mat.Dense, nbr []int32, w []float64, k, workers int) (float64, error) {
 	n, p := Y.Dims()
 	if k < 1 || len(nbr) != n*k || len(w) != n*k {
 		panic("bench: ReconstructionCost needs k >= 1 and n*k neighbours and weights")
@@ -326,7 +361,7 @@ func ReconstructionCost(Y *mat.Dense, nbr []int32, w []float64, k int) (float64,
 	ys := rawRows(Y)
 	const chunk = 4096
 	part := make([]float64, parallel.NumChunks(n, chunk))
-	workers := parallel.Workers(0)
+	workers = parallel.Workers(workers)
 	scratch := make([][]float64, workers) // one residual row per worker, allocated on first use
 	err := parallel.Chunks(context.Background(), n, chunk, workers, func(_ context.Context, wk, c, lo, hi int) error {
 		r := scratch[wk]

@@ -521,6 +521,12 @@ func TestReconstructionCost(t *testing.T) {
 	if one != got || three != got {
 		t.Errorf("cost %v with 1 CPU, %v with 3, %v with %d", one, three, got, prev)
 	}
+	// An explicit worker count (AssessContext passes Neighborhood.Workers): the same bits.
+	for _, wk := range []int{1, 2, 5} {
+		if c, _ := reconstructionCost(Y, nbr, w, k, wk); c != got {
+			t.Errorf("cost %v with %d workers, %v by default", c, wk, got)
+		}
+	}
 	// Exact reconstructions cost nothing: points on a line, inner points the mean of their
 	// two neighbours, end points extrapolated from the next two.
 	L := mat.NewDense(5, 1, []float64{0, 1, 2, 3, 4})
@@ -554,5 +560,33 @@ func TestPercentList(t *testing.T) {
 	}
 	if got := PercentList(nil); got != "" {
 		t.Errorf("PercentList(nil) = %q, want empty", got)
+	}
+}
+
+// TestMetricsNonFinite: a NaN or infinite value has no rank and no distance; the metrics are
+// NaN instead of plausible finite values (trustworthiness 0.35 and continuity 0.58 for one
+// NaN in Y, Spearman 0.886 for [1 NaN 3 2 5 4], before session 32).
+func TestMetricsNonFinite(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	X, Y := randDense(r, 20, 3), randDense(r, 20, 2)
+	Y.Set(4, 1, math.NaN())
+	if tr, co := TrustContinuity(X, Y, 4, NeighborhoodOptions{}); !math.IsNaN(tr) || !math.IsNaN(co) {
+		t.Errorf("NaN in Y: trustworthiness %v, continuity %v", tr, co)
+	}
+	X.Set(2, 0, math.Inf(1))
+	Y.Set(4, 1, 0)
+	if tr, co := TrustContinuity(X, Y, 4, NeighborhoodOptions{}); !math.IsNaN(tr) || !math.IsNaN(co) {
+		t.Errorf("Inf in X: trustworthiness %v, continuity %v", tr, co)
+	}
+	if s := Spearman([]float64{1, math.NaN(), 3, 2, 5, 4}, []float64{1, 2, 3, 4, 5, 6}); !math.IsNaN(s) {
+		t.Errorf("Spearman with a NaN: %v", s)
+	}
+	coord := make([]float64, 20)
+	for i := range coord {
+		coord[i] = float64(i)
+	}
+	Y.Set(7, 0, math.NaN())
+	if s := MaxAbsSpearman(Y, coord); !math.IsNaN(s) {
+		t.Errorf("MaxAbsSpearman with a NaN in Y: %v", s)
 	}
 }

@@ -49,10 +49,13 @@ type NeighborhoodOptions struct {
 // (the smaller index ranks first). T = 1 when Y keeps every k-neighbourhood of X.
 //
 // Cost O(n^2 (D + p + k)) time, O(n) memory per worker, in parallel. For n > ExactLimit the
-// sum over i runs over a seeded random subsample of DefaultQueries points (an estimate with a
-// standard error of roughly 1e-3, deterministic for a given input); use TrustContinuity to
-// choose the subsample. It panics if X and Y have different numbers of rows or unless
-// 1 <= k < n/2.
+// sum over i runs over a seeded random subsample of DefaultQueries points (an unbiased,
+// deterministic estimate whose standard error depends on the data: measured 2e-5 for an
+// unfolded embedding at T = 0.9993 and 3e-3 for a projection at T = 0.81, 2000 queries,
+// n = 8000, k = 10); use TrustContinuity to choose the subsample. Ties broken by index make
+// the value depend on the row order when distances tie heavily (grid data). It is NaN when X
+// or Y holds a non-finite value. It panics if X and Y have different numbers of rows or
+// unless 1 <= k < n/2.
 func Trustworthiness(X, Y *mat.Dense, k int) float64 {
 	t, _ := TrustContinuity(X, Y, k, NeighborhoodOptions{})
 	return t
@@ -93,6 +96,11 @@ func TrustContinuityContext(ctx context.Context, X, Y *mat.Dense, k int, opt Nei
 	}
 	if k < 1 || 2*k >= n {
 		panic("bench: TrustContinuity needs 1 <= k < n/2")
+	}
+	// A NaN distance compares false everywhere and gave plausible finite values (0.35 and
+	// 0.58 for one NaN in Y, a review in session 32).
+	if !allFinite(X) || !allFinite(Y) {
+		return math.NaN(), math.NaN(), nil
 	}
 	queries := opt.Queries
 	if queries <= 0 {

@@ -40,7 +40,8 @@ type Quality struct {
 	ReconstructionCost float64
 	// Disparity is ProcrustesDisparity(Reference, Y).
 	Disparity float64
-	// Spearman is MaxAbsSpearman(Y, Coord).
+	// Spearman is MaxAbsSpearman(Y, Coord): 0, not NaN, when Coord or every column of Y is
+	// constant (no axis follows the coordinate).
 	Spearman float64
 }
 
@@ -63,7 +64,7 @@ func AssessContext(ctx context.Context, X, Y *mat.Dense, opt QualityOptions) (Qu
 	}
 	if opt.Neighbors != nil {
 		var err error
-		if q.ReconstructionCost, err = ReconstructionCost(Y, opt.Neighbors, opt.Weights, opt.WK); err != nil {
+		if q.ReconstructionCost, err = reconstructionCost(Y, opt.Neighbors, opt.Weights, opt.WK, opt.Neighborhood.Workers); err != nil {
 			return q, err
 		}
 	}

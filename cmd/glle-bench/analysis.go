@@ -32,7 +32,7 @@ func (a *analysisOpts) register(f *flags, metrics bool) {
 	f.str(&a.frameName, "frame", "base", "FRAME", "basis of the generations: base (rotated/reflected onto the base embedding, orthogonal Procrustes) or eigen (the generation's eigenvectors as computed, the paper's output)")
 	f.boolean(&a.align, "align", "align every generation onto the base embedding by orthogonal Procrustes (rotation/reflection + translation) before writing it")
 	f.boolean(&a.alignScale, "align-scale", "with -align, also fit a uniform scale")
-	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (one value per point: the trace of its covariance over the aligned generations) and STEM_mean.npy (one row per point), STEM = -out without its extension; needs -generations >= 2")
+	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (one value per point: the trace of its sample covariance, divisor G-1, over the aligned generations) and STEM_mean.npy (one row per point), STEM = -out without its extension; needs -generations >= 2")
 	if metrics {
 		f.boolean(&a.metrics, "metrics", "report trustworthiness/continuity at k, LLE reconstruction cost, Procrustes disparity to the base and (datasets) max |Spearman| (exact for n <= 20000, a 2000-point subsample above)")
 	}
@@ -236,8 +236,9 @@ func newMetricsRun(ctx context.Context, X *mat.Dense, m *engine.Model, coord []f
 
 // assess computes the metrics of Y; it stops with ctx's error when ctx is done.
 func (r *metricsRun) assess(ctx context.Context, label string, Y, ref *mat.Dense) (qualityJSON, error) {
+	// The run's -workers (the model's): the metrics used every CPU before session 32.
 	q, err := bench.AssessContext(ctx, r.X, Y, bench.QualityOptions{K: r.m.K, Neighbors: r.m.Neighbors, Weights: r.m.Weights, WK: r.m.K,
-		Reference: ref, Coord: r.coord})
+		Reference: ref, Coord: r.coord, Neighborhood: bench.NeighborhoodOptions{Workers: r.m.Report.Workers}})
 	if err != nil {
 		return qualityJSON{}, err
 	}
@@ -334,7 +335,9 @@ func (a *genAnalysis) generation(ctx context.Context, g int, Y *mat.Dense) (*mat
 		// The progress line names the metrics while they run (it said "generation g" for
 		// them, often the longer part at large n).
 		a.prog.update(fmt.Sprintf("metrics of generation %d", g), 0, 0, false)
-		if err := a.met.generation(ctx, g, out); err != nil {
+		// On the generation as drawn: every metric is invariant under the rigid alignment,
+		// but -align-scale multiplied the reconstruction cost by s^2 (before session 32).
+		if err := a.met.generation(ctx, g, Y); err != nil {
 			return nil, err
 		}
 	}
