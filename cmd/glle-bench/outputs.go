@@ -2,8 +2,8 @@ package main
 
 import (
 	"errors"
-	"hash/fnv"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"math/rand/v2"
