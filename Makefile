@@ -17,13 +17,15 @@ deps:
 build: deps
 	$(GO) build -o bin/glle-bench ./cmd/glle-bench
 
-# demo: fit GLLE (EM and direct sampling) on the built-in Swiss roll and write the paper's figures.
+# demo: fit GLLE-EM on the built-in Swiss roll (4 generations, plot), then draw the paper's
+# figures (EM and direct sampling on the four datasets) at n = 2000.
 demo: build
 	mkdir -p $(OUT)
 	./bin/glle-bench embed -dataset swissroll -n 5000 -method em -generations 4 -out $(OUT)/swissroll_em.npy -json $(OUT)/swissroll_em.json -plot $(OUT)/swissroll_em.png
 	./bin/glle-bench figures -out $(OUT) -n 2000
 
 vet:
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then echo "gofmt -w needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet -tags purego ./...
 	CGO_ENABLED=0 $(GO) vet ./... # no cgo and no tag: the pure-Go backend too
@@ -63,8 +65,8 @@ bench: deps
 # outputs of `make bench`, and the end-to-end sweep of glle-bench bench, which
 # bench/scripts/sweep.sh runs first when its JSON is missing (or SWEEP=1; ~15-20 minutes on 2
 # cores: lle at 10k, 100k, 200k, 1M, 2M, beside five interleaved scikit-learn runs and five of
-# ours up to 200k; em and direct with three generations at 200k and 1M, three runs each; medians
-# reported).
+# ours up to 200k; em and direct with three generations at 200k and 1M, five runs each; a purego
+# lle sweep at 100k and 1M; medians reported).
 benchmarks-md: build peers-deps
 	BENCH_OUT=$(BENCH_OUT) sh bench/scripts/sweep.sh
 	$(GO) run ./bench/scripts/benchmd -in $(BENCH_OUT) -notes ../shared/reference-notes.md -out BENCHMARKS.md
@@ -77,8 +79,8 @@ peers-deps:
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-sklearn; }
 
 # ---------------------------------------------------------------------------------------
-# fuzz: every fuzz target for an execution budget (about 8 s each here) on top of its committed
-# seed corpus (testdata/fuzz/). The budgets are counts, not durations: with a -fuzztime
+# fuzz: every fuzz target for an execution budget (about 8 s each here) on top of its seeds
+# (f.Add in the test, and a committed corpus in testdata/fuzz/ where one exists). The budgets are counts, not durations: with a -fuzztime
 # duration, Go 1.26's fuzz coordinator can fail a target with "context deadline exceeded" when
 # the time runs out while a worker is busy (go.dev/issue/75804, fixed in Go 1.27; seen here in
 # CI-like runs); a count has no deadline to race. FUZZTIME=30s (say) replaces every budget.

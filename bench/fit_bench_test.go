@@ -16,7 +16,7 @@ import (
 
 // End-to-end benchmarks on the Swiss roll (k = 10, p = 2). The default sizes keep
 // 'go test -bench . -benchtime=1x ./...' short; GLLE_BENCH_SIZES=100000,1000000 (a comma list)
-// replaces them for BenchmarkFit and BenchmarkGenerate. Every benchmark fits once before the
+// replaces them for BenchmarkFit, BenchmarkGenerate and BenchmarkTransform. Every benchmark fits once before the
 // timer starts and checks that the embedding unfolds the roll (|Spearman| with the roll angle).
 
 // benchSizes returns the sizes of the scaling benchmarks.

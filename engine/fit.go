@@ -156,7 +156,7 @@ func (s Settings) validate(n, d int) error {
 	case s.Method == Direct && s.K < 2:
 		return inputErr("direct with k = %d: a single neighbour's weight is fixed at 1, so there is nothing to sample: use k >= 2", s.K)
 	case s.Method == DirectPaper && s.DirectRidge == 0 && d+s.Dim < s.K:
-		// Eq. (36)'s k x k matrix X_i^T X_i + Y_i^T Y_i has rank <= d + p < k at every point:
+		// Eq. (35)'s k x k matrix X_i^T X_i + Y_i^T Y_i has rank <= d + p < k at every point:
 		// known from the shapes, so refused before the fit (it failed after the whole fit,
 		// 3 s at n = 200k, before session 32).
 		return &DegenerateError{Kind: "singular-gamma", Count: n, Example: 0,

@@ -773,8 +773,9 @@ func writeUsage(w io.Writer, topic string) {
 			embedFlags(&ec, &er).usage(w, embedSynopsis,
 				"Fits the method, writes the base embedding to -out and, with -generations G, G new embeddings\n"+
 					"Y_gen000 ... beside it (same stem and format). -model DIR saves neighbors.npy, weights.npy,\n"+
-					"sigma.npy (EM methods), embedding.npy, X.npy and model.json. -uncertainty writes Y_uncertainty.npy\n"+
-					"(n) and Y_mean.npy (n x p) beside -out (same stem and format; with -plot also Y_uncertainty.png).")
+					"sigma.npy (EM methods), gamma.npy (direct methods), embedding.npy, X.npy and model.json.\n"+
+					"With -uncertainty it also writes Y_uncertainty.npy (n) and Y_mean.npy (n x p) beside -out\n"+
+					"(same stem and format; with -plot also Y_uncertainty.png).")
 		case "generate":
 			generateFlags(&gc).usage(w, generateSynopsis,
 				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed, -cov-scale,\n"+
