@@ -483,12 +483,19 @@ func copyInto(path, src string) error {
 	}
 	defer in.Close()
 	if fd := streamFD(path); fd >= 0 {
-		out := os.NewFile(uintptr(fd), path) // not closed: it is the process's descriptor
-		if out == nil {
-			return fmt.Errorf("descriptor %d is not open", fd)
+		// Through a duplicate of the descriptor: an *os.File made from fd itself would close
+		// the process's own stdout when garbage-collected. The duplicate shares the offset
+		// and the append mode.
+		dup, err := syscall.Dup(fd)
+		if err != nil {
+			return fmt.Errorf("descriptor %d: %w", fd, err)
 		}
-		_, err := io.Copy(out, in)
-		return err
+		out := os.NewFile(uintptr(dup), path)
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
 	}
 	out, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {

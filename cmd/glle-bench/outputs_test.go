@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -448,5 +450,34 @@ func TestJSONToRedirectedStdout(t *testing.T) {
 	}
 	if after, err := os.Lstat("/dev/stdout"); err != nil || before != nil && after.Mode() != before.Mode() {
 		t.Errorf("/dev/stdout changed: %v, %v", after, err)
+	}
+}
+
+// TestCopyIntoStreamKeepsDescriptor: writing to /dev/fd/N goes through a duplicate, so the
+// descriptor N stays open after the garbage collector runs (an *os.File made from N itself
+// would close it from its finalizer: the process's stdout, for /dev/stdout).
+func TestCopyIntoStreamKeepsDescriptor(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	src := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(src, []byte("{}\n"), 0o644)
+	if err := copyInto(fmt.Sprintf("/dev/fd/%d", w.Fd()), src); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	time.Sleep(10 * time.Millisecond) // finalizers run on their own goroutine
+	if _, err := w.Write([]byte("more\n")); err != nil {
+		t.Fatalf("the descriptor was closed: %v", err)
+	}
+	w.Close()
+	got, _ := io.ReadAll(r)
+	if string(got) != "{}\nmore\n" {
+		t.Errorf("pipe carried %q", got)
 	}
 }
