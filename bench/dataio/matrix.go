@@ -260,10 +260,23 @@ func readLineMax(br *bufio.Reader, buf []byte, max int) ([]byte, error) {
 		chunk, err := br.ReadSlice('\n')
 		start := len(buf)
 		buf = append(buf, chunk...)
-		if i := bytes.LastIndexByte(buf[start:], '\r'); i >= 0 {
-			lastEnd = start + i
+		// Every '\r'-segment that ends in this chunk, then the open one (without its '\n').
+		for i := start; ; {
+			j := bytes.IndexByte(buf[i:], '\r')
+			if j < 0 {
+				break
+			}
+			if i+j-lastEnd-1 > max {
+				return buf, errLongLine
+			}
+			lastEnd = i + j
+			i += j + 1
 		}
-		if len(buf)-1-lastEnd > max {
+		open := len(buf) - lastEnd - 1
+		if open > 0 && buf[len(buf)-1] == '\n' {
+			open--
+		}
+		if open > max {
 			return buf, errLongLine
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {

@@ -324,4 +324,14 @@ func TestReadCSVEndlessLine(t *testing.T) {
 	if _, err := readLineMax(br, nil, 6); !errors.Is(err, errLongLine) {
 		t.Errorf("a long '\\r'-line: %v", err)
 	}
+	// A long '\r'-segment inside one chunk, and exactly max bytes before the '\n' (the first
+	// version measured only the last segment of a chunk, and counted the '\n').
+	br = bufio.NewReaderSize(strings.NewReader("1234567890\r1\n"), 16)
+	if _, err := readLineMax(br, nil, 6); !errors.Is(err, errLongLine) {
+		t.Errorf("a long '\\r'-segment inside a chunk: %v", err)
+	}
+	br = bufio.NewReaderSize(strings.NewReader("123456\n"), 16)
+	if b, err := readLineMax(br, nil, 6); err != nil || string(b) != "123456\n" {
+		t.Errorf("6 bytes and '\\n' at a cap of 6: %q, %v", b, err)
+	}
 }

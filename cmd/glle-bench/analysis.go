@@ -335,9 +335,17 @@ func (a *genAnalysis) generation(ctx context.Context, g int, Y *mat.Dense) (*mat
 		// The progress line names the metrics while they run (it said "generation g" for
 		// them, often the longer part at large n).
 		a.prog.update(fmt.Sprintf("metrics of generation %d", g), 0, 0, false)
-		// On the generation as drawn: every metric is invariant under the rigid alignment,
-		// but -align-scale multiplied the reconstruction cost by s^2 (before session 32).
-		if err := a.met.generation(ctx, g, Y); err != nil {
+		// On the generation as written but never rescaled: -align-scale multiplied the
+		// reconstruction cost by s^2 (before session 32). The rotation matters (max |Spearman|
+		// scores each axis), so with -align the metrics see the rigidly aligned generation.
+		m := Y
+		if a.opt.align {
+			m = out
+			if a.opt.alignScale {
+				m = bench.AlignTo(a.m.Embedding, Y, false)
+			}
+		}
+		if err := a.met.generation(ctx, g, m); err != nil {
 			return nil, err
 		}
 	}

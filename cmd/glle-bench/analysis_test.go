@@ -386,6 +386,25 @@ func TestMetricsAlignScaleAndWorkers(t *testing.T) {
 			t.Errorf("generation %d: reconstruction cost %g with -align -align-scale, %g without", g, scaled[g], plain[g])
 		}
 	}
+	// With -frame eigen -align the metrics describe the file written (aligned), whose max
+	// |Spearman| differs from the unrotated eigenvector frame's (the first fix measured that).
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "600", "-method", "em", "-generations", "1", "-frame", "eigen", "-align",
+		"-metrics", "-out", "e.npy", "-json", "e.json", "-q")
+	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "600", "-out", "x.npy", "-color-out", "t.npy", "-q")
+	var rep struct {
+		Metrics struct {
+			Generations []struct {
+				Spearman float64 `json:"max_abs_spearman"`
+			} `json:"generations"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(mustRead(t, dir, "e.json"), &rep); err != nil || len(rep.Metrics.Generations) != 1 {
+		t.Fatalf("e.json: %v", err)
+	}
+	want := bench.MaxAbsSpearman(readM(t, filepath.Join(dir, "e_gen000.npy")), readM(t, filepath.Join(dir, "t.npy")).RawMatrix().Data)
+	if got := rep.Metrics.Generations[0].Spearman; math.Abs(got-want) > 1e-12 {
+		t.Errorf("-frame eigen -align: max |Spearman| %v in the report, %v of the file written", got, want)
+	}
 	cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "8000", "-method", "em", "-generations", "2", "-workers", "1", "-metrics", "-out", "w.npy", "-q")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOGC=off")

@@ -81,9 +81,12 @@ func (o *outputs) sweep(dir string) {
 	if err != nil {
 		return
 	}
-	removed, bytes, pids := 0, int64(0), map[int]bool{}
+	removed, bytes, pids, foreign := 0, int64(0), map[int]bool{}, 0
 	for _, e := range ents {
 		pid, ok := stagePID(e.Name())
+		if !ok && strings.HasPrefix(e.Name(), ".glle-bench-") && !strings.HasPrefix(e.Name(), ".glle-bench-probe-") {
+			foreign++ // another host's or container's, or an older glle-bench's (no process id)
+		}
 		if !ok || pid == os.Getpid() || processAlive(pid) || !e.Type().IsRegular() {
 			continue
 		}
@@ -102,6 +105,9 @@ func (o *outputs) sweep(dir string) {
 	}
 	if removed > 0 {
 		o.orphans = append(o.orphans, fmt.Sprintf("removed %d hidden file(s) (%s) staged in %s by %d killed run(s)", removed, engine.FormatBytes(bytes), dir, len(pids)))
+	}
+	if foreign > 0 {
+		o.orphans = append(o.orphans, fmt.Sprintf("%d hidden .glle-bench-* file(s) in %s were staged by a run on another host or container, or by an older glle-bench: left alone; delete them once no such run is writing there", foreign, dir))
 	}
 }
 
@@ -595,9 +601,13 @@ func abandonStaged() bool {
 // a folder, and an existing regular file must not be read-only.
 func checkWritable(flagName, path string) error {
 	if fd := streamFD(path); fd >= 0 {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil {
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
+		if errno != 0 {
 			return badInput("open that descriptor, or choose a file name", "-%s %q: descriptor %d is not open", flagName, clip(path), fd)
+		}
+		if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+			// It failed only at the commit, after the whole run (a review in session 32).
+			return badInput("give a descriptor open for writing (such as /dev/stdout), or a file name", "-%s %q: descriptor %d is open for reading only", flagName, clip(path), fd)
 		}
 		return nil // written through the descriptor at commit
 	}

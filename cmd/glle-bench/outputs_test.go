@@ -381,6 +381,9 @@ func TestKilledRunSweep(t *testing.T) {
 			t.Errorf("%s was removed: %v", filepath.Base(p), err)
 		}
 	}
+	if !strings.Contains(r.stderr, "1 hidden .glle-bench-* file(s)") {
+		t.Errorf("the other host's staged file is not reported: %q", r.stderr)
+	}
 }
 
 // TestOutputSymlinkReplaced: an output path that is a symbolic link is replaced by the new
@@ -450,6 +453,22 @@ func TestJSONToRedirectedStdout(t *testing.T) {
 	}
 	if after, err := os.Lstat("/dev/stdout"); err != nil || before != nil && after.Mode() != before.Mode() {
 		t.Errorf("/dev/stdout changed: %v, %v", after, err)
+	}
+	// A descriptor open for reading only is refused before the run (it failed at the commit).
+	in, err := os.Open(filepath.Join(dir, "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "300", "-out", "z.npy", "-json", "/dev/fd/0", "-q")
+	cmd.Dir, cmd.Stdin = dir, in
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitBadInput || !strings.Contains(string(out), "open for reading only") {
+		t.Errorf("-json /dev/fd/0 on a read-only stdin: %v %q", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "z.npy")); err == nil {
+		t.Error("the refused run wrote z.npy")
 	}
 }
 
