@@ -92,7 +92,7 @@ FUZZ_TARGETS ?= ./bench/dataio:FuzzReadNPY:500000x ./bench/dataio:FuzzReadCSV:40
   ./cmd/glle-bench:FuzzParseBench:50000x ./bench/scripts/benchmd:FuzzReadBench:12000x \
   ./bench/scripts/benchmd:FuzzReadSweep:60000x ./bench/scripts/benchmd:FuzzQuotedSections:50000x \
   ./bench/scripts/benchmd:FuzzLoadFile:15000x ./bench/scripts/benchmd:FuzzMemTotal:150000x \
-  ./engine:FuzzParseBytes:150000x ./engine:FuzzParseMemTotal:150000x
+  ./engine:FuzzParseBytes:150000x ./engine:FuzzParseMemTotal:150000x ./engine:FuzzReportJSON:100000x
 RACE_PKGS ?= ./parallel/ ./engine/knn/ ./sparse/ ./engine/
 
 .PHONY: fuzz race

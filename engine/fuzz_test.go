@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"math/big"
 	"regexp"
@@ -81,6 +83,32 @@ func FuzzParseMemTotal(f *testing.F) {
 				t.Fatalf("parseMemTotal(%q) = %d, want %d", s, got, want)
 			}
 			return
+		}
+	})
+}
+
+// FuzzReportJSON: Report.UnmarshalJSON (the bench sweep decodes its child runs' reports with
+// it) never panics, and whatever it accepts survives MarshalJSON and UnmarshalJSON unchanged.
+func FuzzReportJSON(f *testing.F) {
+	for _, s := range []string{`{"method":"em","n":5,"em_converged":false}`, `{"method":"lle","stages":[{"name":"knn","seconds":0.1}]}`, `{}`, `null`, `{"eigen":{"solver":"sparse"}}`, `[1]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			return // NaN or Inf values decoded from JSON cannot occur; other marshal errors are not the decoder's
+		}
+		var r2 Report
+		if err := json.Unmarshal(out, &r2); err != nil {
+			t.Fatalf("re-reading %s: %v", out, err)
+		}
+		out2, _ := json.Marshal(r2)
+		if !bytes.Equal(out, out2) {
+			t.Fatalf("round trip changed the report:\n%s\n%s", out, out2)
 		}
 	})
 }
