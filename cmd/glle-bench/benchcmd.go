@@ -136,8 +136,8 @@ func parseBench(args []string) (benchConfig, error) {
 	// A size no run can fit (memory, index range) is refused here, not reported as a failed
 	// child run in the table with exit 1 (before session 32).
 	for _, n := range c.sizes {
-		if err := checkDatasetMemory(n); err != nil {
-			return c, badInput("use smaller -sizes", "-sizes %d: %s", n, strings.TrimPrefix(err.(*inputError).problem, fmt.Sprintf("-n %d: ", n)))
+		if err := checkDatasetMemory("-sizes", n, "use smaller -sizes"); err != nil {
+			return c, err
 		}
 		for _, m := range c.methods {
 			if err := engine.CheckFit(n, 3, engine.Settings{Method: m, Workers: c.workers}); err != nil {

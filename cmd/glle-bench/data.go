@@ -85,11 +85,12 @@ func column(X *mat.Dense, j int) []float64 {
 	return v
 }
 
-// checkDatasetMemory refuses a built-in dataset of n points larger than the physical memory.
-func checkDatasetMemory(n int) error {
+// checkDatasetMemory refuses a built-in dataset of n points larger than the physical memory;
+// flag names the size in the message ("-n" or "-sizes"), fix says what to do.
+func checkDatasetMemory(flag string, n int, fix string) error {
 	// The points, the colour and the generator's draws: about 7 float64 per point.
 	if need, phys := 56*float64(n), engine.PhysicalMemory(); phys > 0 && need > float64(phys) {
-		return badInput("use a smaller -n", "-n %d: the dataset alone needs about %s, more than the physical memory (%s)", n, engine.FormatBytes(int64(min(need, 1<<62))), engine.FormatBytes(phys))
+		return badInput(fix, "%s %d: the dataset alone needs about %s, more than the physical memory (%s)", flag, n, engine.FormatBytes(int64(min(need, 1<<62))), engine.FormatBytes(phys))
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ func checkDatasetMemory(n int) error {
 // makeDataset generates a built-in dataset; errors (e.g. nothing left after the removal)
 // are input errors.
 func makeDataset(name string, n int, seed uint64) (*mat.Dense, []float64, error) {
-	if err := checkDatasetMemory(n); err != nil {
+	if err := checkDatasetMemory("-n", n, "use a smaller -n"); err != nil {
 		return nil, nil, err
 	}
 	X, color, err := bench.Dataset(name, n, seed)
@@ -119,7 +120,7 @@ func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 			return err
 		}
 	}
-	if err := checkDatasetMemory(c.n); err != nil {
+	if err := checkDatasetMemory("-n", c.n, "use a smaller -n"); err != nil {
 		return err
 	}
 	need := []fileNeed{matrixNeed(c.out, c.n, 3)}

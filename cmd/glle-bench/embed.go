@@ -78,10 +78,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	need := genNeeds(c.out, true, c.generations, n, s.Dim, c.analysis)
 	files := int64(1+c.generations) + int64(len(c.analysis.outputs(c.out, false)))
 	if c.model != "" {
-		k := s.K
-		if k == 0 {
-			k = 10
-		}
+		k := s.Resolved().K // the default the fit will apply
 		for _, f := range []struct {
 			name       string
 			rows, cols int
