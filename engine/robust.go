@@ -31,13 +31,22 @@ func scaleExponent(x []float64) int {
 
 // maxAbs returns the largest |v| of v (0 for an empty slice; NaNs are skipped).
 func maxAbs(v []float64) float64 {
-	big := 0.0
-	for _, x := range v {
+	if i := argMaxAbs(v); i >= 0 {
+		return math.Abs(v[i])
+	}
+	return 0
+}
+
+// argMaxAbs returns the index of the first entry of largest |value| (NaN ignored), or -1 when
+// every entry is 0 or NaN (or v is empty).
+func argMaxAbs(v []float64) int {
+	big, at := 0.0, -1
+	for i, x := range v {
 		if a := math.Abs(x); a > big {
-			big = a
+			big, at = a, i
 		}
 	}
-	return big
+	return at
 }
 
 // ldexpAll returns x * 2^-e computed exactly (math.Ldexp; values below the normal range lose
@@ -152,12 +161,7 @@ func underflowedGram(err error, x []float64, idx []int32, n, d, k int) error {
 		if slices.Equal(xj, xi) {
 			continue
 		}
-		far := 0
-		for q, v := range x {
-			if math.Abs(v) > math.Abs(x[far]) {
-				far = q
-			}
-		}
+		far := max(argMaxAbs(x), 0) // the rows differ, so some value is nonzero
 		local, diff := 0.0, 0.0
 		for c := range xi {
 			local = max(local, math.Abs(xi[c]), math.Abs(xj[c]))
