@@ -1,8 +1,10 @@
 package engine
 
 import (
-	"gonum.org/v1/gonum/mat"
+	"context"
 	"slices"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Saved is what a saved model holds; Restore turns it back into a Model. Persist it with
@@ -28,8 +30,12 @@ type Saved struct {
 
 // Saved returns the parts of m that Restore needs (for a Model not made by Fit or Restore,
 // whatever its fields hold, which Restore then checks). They are m's own storage, not copies:
-// treat them as read-only while m is in use (Restore copies what it keeps).
+// treat them as read-only while m is in use (Restore copies what it keeps). A nil m gives
+// the zero Saved, which Restore refuses as incomplete.
 func (m *Model) Saved() Saved {
+	if m == nil {
+		return Saved{}
+	}
 	shift := 0.0
 	if m.st.emb != nil {
 		shift = m.st.emb.shift()
@@ -49,6 +55,15 @@ type madeFor struct {
 	nbrPrint     uint64 // neighbourPrint of Neighbors
 }
 
+// checkCtx refuses a nil context, which the context package and the worker pool would
+// otherwise meet with a panic.
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return inputErr("the context is nil: pass context.Background(), or a context you can cancel")
+	}
+	return nil
+}
+
 // seal records what m's state was built for; usable compares against it.
 func (m *Model) seal() {
 	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim, reg: m.Reg, regMode: m.RegMode,
@@ -59,6 +74,9 @@ func (m *Model) seal() {
 // fields the samplers, the eigensolver and Transform rely on still match what its state was
 // built for (a caller may have edited them).
 func (m *Model) usable() error {
+	if m == nil {
+		return inputErr("the model is nil: make one with Fit or Restore")
+	}
 	f := m.st.made
 	switch {
 	case !f.ok || m.st.emb == nil:

@@ -216,6 +216,9 @@ func checkData(x []float64, n, d int) error {
 // (one point per row). X is not modified.
 func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	tFit := time.Now()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
 	if X == nil || X.IsEmpty() {
 		return nil, inputErr("the data matrix is empty: pass at least k+1 points (k = %d)", s.withDefaults().K)
 	}

@@ -210,7 +210,8 @@ func FormatBytes(b int64) string {
 
 // ParseBytes parses a memory size: plain bytes ("123456") or a number with a suffix K, M, G
 // or T (powers of 1024; an optional trailing "B" or "iB" is accepted, e.g. "6G", "500MB",
-// "1.5GiB").
+// "1.5GiB"). A fraction of a byte left after the unit is applied is dropped ("1.9" is 1 byte);
+// a positive size below one byte and sizes of 2^62 bytes (4 EiB) or more are errors.
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	u := strings.ToUpper(t)
@@ -242,7 +243,7 @@ func ParseBytes(s string) (int64, error) {
 	}
 	b := v * mult
 	if b >= math.MaxInt64/2 {
-		return 0, fmt.Errorf("memory size %q is too large", s)
+		return 0, fmt.Errorf("memory size %q is too large (it must be below 4 EiB; 0 means no limit)", s)
 	}
 	// A positive size below one byte (0.5, 0.9B, 1e-400 or 0xAp-2000, which underflow to 0)
 	// must not truncate to 0, which callers read as "no limit".

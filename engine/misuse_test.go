@@ -140,6 +140,42 @@ func TestModelMisuse(t *testing.T) {
 	wantInputError(t, "NaN training embedding", err, "non-finite")
 }
 
+// TestNilModelAndContext: a nil *Model and a nil context give an *InputError from every
+// exported method (Gamma returns false, Saved the zero Saved), never a panic.
+func TestNilModelAndContext(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(200, 1)
+	Q, _ := bench.SwissRoll(5, 2)
+	var nilM *Model
+	_, _, err := nilM.Generate(ctx, 1, 0, 1)
+	wantInputError(t, "nil Model Generate", err, "model is nil")
+	_, err = nilM.Transform(ctx, Q)
+	wantInputError(t, "nil Model Transform", err, "model is nil")
+	_, err = nilM.TransformSample(ctx, Q, 1, 0, 1)
+	wantInputError(t, "nil Model TransformSample", err, "model is nil")
+	wantInputError(t, "nil Model SampleWeights", nilM.SampleWeights(ctx, make([]float64, 10), 1, 0, 1), "model is nil")
+	if nilM.Gamma(0, make([]float64, 100)) || nilM.GammaTo(make([]float64, 100), make([]float64, 200), 0) {
+		t.Error("nil Model: Gamma returned true")
+	}
+	_, err = Restore(ctx, nilM.Saved(), 1, SolverAuto)
+	wantInputError(t, "Restore of a nil Model's Saved", err, "incomplete model")
+
+	//lint:ignore SA1012 a nil context is the misuse under test
+	var nilCtx context.Context
+	_, err = Fit(nilCtx, X, settingsFor(EM))
+	wantInputError(t, "Fit with a nil context", err, "context is nil")
+	m := mustFit(t, X, settingsFor(EM))
+	_, _, err = m.Generate(nilCtx, 1, 0, 1)
+	wantInputError(t, "Generate with a nil context", err, "context is nil")
+	_, err = m.Transform(nilCtx, Q)
+	wantInputError(t, "Transform with a nil context", err, "context is nil")
+	_, err = m.TransformSample(nilCtx, Q, 1, 0, 1)
+	wantInputError(t, "TransformSample with a nil context", err, "context is nil")
+	wantInputError(t, "SampleWeights with a nil context", m.SampleWeights(nilCtx, make([]float64, m.N*m.K), 1, 0, 1), "context is nil")
+	_, err = Restore(nilCtx, m.Saved(), 1, SolverAuto)
+	wantInputError(t, "Restore with a nil context", err, "context is nil")
+}
+
 // TestHugeCovarianceScale: scales so large that the draws, the assembly or the eigensolve
 // overflow give an InputError naming the covariance scale (the Lanczos iteration panicked on
 // NaN before). Whether a = 1e115-1e200 overflows depends on the backend's LU (OpenBLAS's

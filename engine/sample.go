@@ -89,6 +89,9 @@ func checkScale(a float64) error {
 // into dst (length N*K, aligned with Neighbors). Point i's draw depends only on
 // (seed, generation, i).
 func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, generation int, a float64) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	if err := m.usable(); err != nil {
 		return err
 	}
@@ -212,6 +215,9 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 // solver writes its eigenvectors straight into it, so the N x Dim result is not allocated
 // again. dst is left unchanged when GenerateTo returns an error.
 func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, generation int, a float64, frame Frame) (*Report, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
@@ -361,6 +367,9 @@ func rotateOnto(Y, B *mat.Dense, workers int) {
 // [0, N), for dst shorter than K*K and for a model not made by Fit or Restore. It allocates
 // its scratch; loops over many points should use GammaTo with one scratch per goroutine.
 func (m *Model) Gamma(i int, dst []float64) bool {
+	if m == nil {
+		return false
+	}
 	return m.GammaTo(dst, make([]float64, GammaScratch(m.K)), i)
 }
 
@@ -370,8 +379,11 @@ func GammaScratch(k int) int { return 2 * k * k }
 // GammaTo is Gamma with caller-owned scratch of at least GammaScratch(K) values (it allocates
 // nothing). It returns false, leaving dst alone, where Gamma does and for a shorter scratch.
 func (m *Model) GammaTo(dst, scratch []float64, i int) bool {
+	if m.usable() != nil { // first: it also refuses a nil m
+		return false
+	}
 	k := m.K
-	if len(dst) < k*k || len(scratch) < GammaScratch(k) || i < 0 || i >= m.N || m.usable() != nil {
+	if len(dst) < k*k || len(scratch) < GammaScratch(k) || i < 0 || i >= m.N {
 		return false
 	}
 	switch m.Method {

@@ -38,6 +38,9 @@ func (m *Model) Transform(ctx context.Context, Xnew *mat.Dense) (*mat.Dense, err
 // rows(Xnew) x Dim, and must not share memory with the model's Embedding. dst is left
 // unchanged when TransformTo returns an error.
 func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	if err := m.usable(); err != nil {
 		return err
 	}
@@ -206,6 +209,9 @@ func commitRows(dst *mat.Dense, out []float64, q, p int) {
 // GOMAXPROCS; solver selects the eigensolver of later generations. The model owns copies of
 // every part of sv (checked after copying), so sv may be reused or edited afterwards.
 func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
 	if sv.X == nil || sv.Embedding == nil {
 		return nil, inputErr("incomplete model: the training data and the embedding are required")
 	}

@@ -62,6 +62,9 @@ func (m *Model) TransformSampleOnto(ctx context.Context, Xnew, Ytrain *mat.Dense
 // large enough) or rows(Xnew) x Dim, and must not share memory with the model's Embedding.
 // dst is left unchanged when TransformSampleTo returns an error, and may be Ytrain itself.
 func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.Dense, seed uint64, generation int, a float64) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
 	if err := m.usable(); err != nil {
 		return err
 	}
