@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -169,8 +170,17 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		}
 		prog.update("plot", 0, 0, false)
 		t0 := time.Now()
+		// Drawing allocates about 1 KB of short-lived garbage per point; with the model
+		// (its factor, weights and data) still reachable the collector let the heap grow
+		// to twice that live size, doubling the run's peak RSS at large n. Only the
+		// embeddings, the colours and the report are needed from here on.
+		base, method := m.Embedding, m.Method.String()
+		fitReport := m.Report
+		sum.Fit = &fitReport
+		m, X, an = nil, nil, nil
+		runtime.GC()
 		err := out.write("plot", c.plot, func(p string) error {
-			return plotEmbedding(ctx, p, input, m.Method.String(), m.Embedding, gens, c.covScale, color)
+			return plotEmbedding(ctx, p, input, method, base, gens, c.covScale, color)
 		})
 		sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot", Seconds: time.Since(t0).Seconds()})
 		prog.update("plot", 0, 0, true)
