@@ -289,6 +289,8 @@ type genAnalysis struct {
 	met  *metricsRun
 	prog *progress
 	secs float64 // time spent on alignment, uncertainty and metrics (the "metrics and alignment" stage)
+	// pending: the uncertainty plot finish prepared, for the caller to draw (nil without one)
+	pending *spreadPlot
 }
 
 // newGenAnalysis prepares the analysis of m's generations; the metrics of the base embedding
@@ -375,19 +377,34 @@ func (a *genAnalysis) finish(ctx context.Context, sum *summary, out string, plot
 	files := sp + ", " + mp
 	if plot {
 		path := uncertaintyPNG(out)
-		title := fmt.Sprintf("%s, %s: log10 spread over %d generations", filepath.Base(input), a.m.Method, a.acc.g)
-		a.prog.update("plot", 0, 0, false)
-		t0 := time.Now()
-		err := o.write("plot", path, func(p string) error { return plotUncertainty(ctx, p, title, a.m.Embedding, spread) })
-		sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot uncertainty", Seconds: time.Since(t0).Seconds()})
-		a.prog.update("plot", 0, 0, true)
-		if err != nil {
-			return err
-		}
+		a.pending = &spreadPlot{path: path, spread: spread, emb: a.m.Embedding,
+			title: fmt.Sprintf("%s, %s: log10 spread over %d generations", filepath.Base(input), a.m.Method, a.acc.g)}
 		files += ", " + path
 	}
 	sum.Uncertainty = newUncertaintyReport(spread, a.acc.g, files)
 	return nil
+}
+
+// spreadPlot is the uncertainty PNG that finish prepared: drawn by draw once the caller has
+// let go of the model (see embed), since drawing's garbage would otherwise add to the
+// model's memory.
+type spreadPlot struct {
+	path, title string
+	emb         *mat.Dense
+	spread      []float64
+}
+
+// pendingPlot returns the uncertainty plot finish prepared (nil without one).
+func (a *genAnalysis) pendingPlot() *spreadPlot { return a.pending }
+
+// draw writes the plot through o and records its stage in sum.
+func (u *spreadPlot) draw(ctx context.Context, sum *summary, prog *progress, o *outputs) error {
+	prog.update("plot", 0, 0, false)
+	t0 := time.Now()
+	err := o.write("plot", u.path, func(p string) error { return plotUncertainty(ctx, p, u.title, u.emb, u.spread) })
+	sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot uncertainty", Seconds: time.Since(t0).Seconds()})
+	prog.update("plot", 0, 0, true)
+	return err
 }
 
 // ---------------------------------------------------------------------------------------

@@ -168,17 +168,22 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		prog.update("plot", 0, 0, false)
-		t0 := time.Now()
 		// Drawing allocates about 1 KB of short-lived garbage per point; with the model
 		// (its factor, weights and data) still reachable the collector let the heap grow
 		// to twice that live size, doubling the run's peak RSS at large n. Only the
 		// embeddings, the colours and the report are needed from here on.
-		base, method := m.Embedding, m.Method.String()
+		base, method, spread := m.Embedding, m.Method.String(), an.pendingPlot()
 		fitReport := m.Report
 		sum.Fit = &fitReport
 		m, X, an = nil, nil, nil
 		runtime.GC()
+		if spread != nil {
+			if err := spread.draw(ctx, &sum, prog, &out); err != nil {
+				return err
+			}
+		}
+		prog.update("plot", 0, 0, false)
+		t0 := time.Now()
 		err := out.write("plot", c.plot, func(p string) error {
 			return plotEmbedding(ctx, p, input, method, base, gens, c.covScale, color)
 		})

@@ -109,17 +109,18 @@ func TestFiguresMemory(t *testing.T) {
 	}
 }
 
-// TestPlotWithinFitMemory: -plot stays within the fit's memory estimate, which is what
-// -max-mem checks. Drawing makes about 1 KB of garbage per point, and with the model still
+// TestPlotWithinFitMemory: -plot (with -uncertainty's plot too) stays within the fit's memory
+// estimate, which is what -max-mem checks. Drawing makes about 1 KB of garbage per point, and with the model still
 // reachable the collector let the heap grow to twice the model's size: before session 33,
 // embed -n 60000 -generations 2 -plot peaked at 361 MB against an estimate of 185 MB (1.96),
 // and at 300,000 points at 1.62 GB against 0.83 GB without -plot. Now 183 MB (0.99). 1.3:
 // the estimate is conservative (runs without -plot measured 0.95-0.98 of it), and 1.3 sits
-// far below the old 1.96.
+// far below the old 1.96. The uncertainty plot was drawn with the model alive too (351 MB
+// for -generations 3 -uncertainty -plot at n = 60000).
 func TestPlotWithinFitMemory(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "60000", "-method", "em", "-generations", "2",
-		"-out", "y.npy", "-plot", "y.png", "-json", "r.json", "-q")
+	cmd := exec.Command(bin, "embed", "-dataset", "swissroll", "-n", "60000", "-method", "em", "-generations", "3",
+		"-uncertainty", "-out", "y.npy", "-plot", "y.png", "-json", "r.json", "-q")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("embed -plot: %v %s", err, out)
