@@ -85,11 +85,13 @@ peers-deps:
 # the time runs out while a worker is busy (go.dev/issue/75804, fixed in Go 1.27; seen here in
 # CI-like runs); a count has no deadline to race. FUZZTIME=30s (say) replaces every budget.
 # race: the race detector on the parallel packages (-short: the slow cases are skipped).
-# Both are part of `make test` (about 1.5 + 3 minutes on 2 cores).
+# Both are part of `make test` (about 2 + 3 minutes on 2 cores).
 FUZZTIME ?=
 FUZZ_TARGETS ?= ./bench/dataio:FuzzReadNPY:500000x ./bench/dataio:FuzzReadCSV:400000x \
   ./cmd/glle-bench:FuzzParseArgs:150000x ./cmd/glle-bench:FuzzLoadModel:2000x \
-  ./cmd/glle-bench:FuzzParseBench:50000x ./bench/scripts/benchmd:FuzzReadBench:12000x \
+  ./cmd/glle-bench:FuzzParseBench:50000x ./cmd/glle-bench:FuzzParseVmHWM:80000x \
+  ./cmd/glle-bench:FuzzColorValues:25000x ./cmd/glle-bench:FuzzDecodePeerOutput:80000x \
+  ./bench/scripts/benchmd:FuzzReadBench:12000x \
   ./bench/scripts/benchmd:FuzzReadSweep:60000x ./bench/scripts/benchmd:FuzzQuotedSections:50000x \
   ./bench/scripts/benchmd:FuzzLoadFile:15000x ./bench/scripts/benchmd:FuzzMemTotal:150000x \
   ./engine:FuzzParseBytes:150000x ./engine:FuzzParseMemTotal:150000x ./engine:FuzzReportJSON:100000x

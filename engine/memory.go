@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -267,9 +266,15 @@ func PhysicalMemory() int64 {
 // when there is none or its value is not a non-negative integer; a value whose bytes overflow
 // int64 saturates.
 func parseMemTotal(r io.Reader) int64 {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
+	// Whole text, not a bufio.Scanner: a line longer than the scanner's 64 KiB ended the scan
+	// before a later MemTotal line (FuzzParseMemTotal). /proc/meminfo is a few KiB; 1 MiB
+	// bounds a source that never ends.
+	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		rest, ok := strings.CutPrefix(line, "MemTotal:")
 		if !ok {
 			continue
 		}

@@ -683,7 +683,8 @@ func havePeer(ctx context.Context, python string) (bool, string) {
 }
 
 // peerScript fits scikit-learn's LLE to argv[1] (.npy), writes the embedding to argv[2] (through
-// argv[2].part, renamed when complete) and prints {"seconds": ..., "peak_rss_bytes": ...}.
+// argv[2].part, renamed when complete) and prints {"seconds": ..., "peak_rss_bytes": ...,
+// "shape": [n, 2]} (decodePeerOutput reads it).
 const peerScript = `import json, os, resource, sys, time
 import numpy as np
 from sklearn.manifold import LocallyLinearEmbedding
@@ -694,8 +695,77 @@ sec = time.perf_counter() - t0
 with open(sys.argv[2] + ".part", "wb") as f:
     np.save(f, Y)
 os.replace(sys.argv[2] + ".part", sys.argv[2])
-print(json.dumps({"seconds": sec, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+print(json.dumps({"seconds": sec, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "shape": list(Y.shape)}))
 `
+
+// peerDim is the embedding dimension of the scikit-learn run (n_components in peerScript).
+const peerDim = 2
+
+// Bounds of a believable scikit-learn run: a time or peak RSS beyond them is a broken
+// interpreter or script (a unit mix-up, a wrapper printing something else), not a measurement.
+const (
+	maxPeerSeconds  = 1e6     // about 11.6 days
+	maxPeerRSSBytes = 1 << 50 // 1 PiB
+)
+
+// peerOutput is one scikit-learn run as peerScript reports it.
+type peerOutput struct {
+	Seconds      float64 // the fit's wall time, in (0, maxPeerSeconds]
+	PeakRSSBytes int64   // the interpreter's peak resident set size, in (0, maxPeerRSSBytes]
+}
+
+// decodePeerOutput decodes and checks what peerScript printed (out, its whole stdout) for a
+// fit of n points: one JSON object whose keys (spelled exactly) "seconds" is a time in
+// (0, maxPeerSeconds], "peak_rss_bytes" an integer in (0, maxPeerRSSBytes] and "shape" the
+// embedding's [n, peerDim]; other keys are ignored, a missing or null one is refused. Errors are
+// one line, the problem first (the peer table clips them), then the output.
+func decodePeerOutput(out []byte, n int) (peerOutput, error) {
+	text := bytes.Trim(out, " \t\r\n") // JSON's whitespace, for the message
+	fail := func(format string, a ...any) (peerOutput, error) {
+		return peerOutput{}, fmt.Errorf("%s; the scikit-learn script printed %q", fmt.Sprintf(format, a...), clip(string(text)))
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(out, &m); err != nil || m == nil {
+		why := "not a JSON object"
+		if err != nil {
+			why = oneLine(err.Error())
+		}
+		return fail("unreadable scikit-learn output (%s)", why)
+	}
+	var miss []string
+	for _, k := range []string{"seconds", "peak_rss_bytes", "shape"} {
+		if v, ok := m[k]; !ok || string(v) == "null" {
+			miss = append(miss, strconv.Quote(k))
+		}
+	}
+	if len(miss) > 0 {
+		return fail("scikit-learn output lacks %s", strings.Join(miss, ", "))
+	}
+	var (
+		sec   float64
+		rss   int64
+		shape []int
+	)
+	if json.Unmarshal(m["seconds"], &sec) != nil || !(sec > 0 && sec <= maxPeerSeconds) {
+		return fail("scikit-learn reported a fit time of %s s, not a number in (0, %g]", rawValue(m["seconds"]), float64(maxPeerSeconds))
+	}
+	if json.Unmarshal(m["peak_rss_bytes"], &rss) != nil || rss <= 0 || rss > maxPeerRSSBytes {
+		return fail("scikit-learn reported a peak RSS of %s bytes, not an integer in (0, 1 PiB]", rawValue(m["peak_rss_bytes"]))
+	}
+	if json.Unmarshal(m["shape"], &shape) != nil || len(shape) != 2 || n < 1 || shape[0] != n || shape[1] != peerDim {
+		return fail("scikit-learn reported an embedding of shape %s for %d points, want [%d, %d]", rawValue(m["shape"]), n, n, peerDim)
+	}
+	return peerOutput{Seconds: sec, PeakRSSBytes: rss}, nil
+}
+
+// rawValue is a JSON value for a one-line message: compacted (an array may span lines), clipped.
+func rawValue(v json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return clip(oneLine(string(v)))
+	}
+	return clip(b.String())
+}
 
 // runPeer runs scikit-learn on the sweep's data of size n and compares with our LLE run of the
 // same size (from runs, or a fresh child run when the sweep had no lle method).
@@ -730,12 +800,9 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 			p.Error = fmt.Sprintf("%v: %s", err, oneLine(lastLines(stderr.String(), 3)))
 			return p
 		}
-		var res struct {
-			Seconds      float64 `json:"seconds"`
-			PeakRSSBytes int64   `json:"peak_rss_bytes"`
-		}
-		if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
-			p.Error = fmt.Sprintf("unreadable output %q", clip(string(out)))
+		res, err := decodePeerOutput(out, n)
+		if err != nil {
+			p.Error = err.Error()
 			return p
 		}
 		p.Runs = append(p.Runs, res.Seconds)
@@ -776,9 +843,12 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 		p.Error = err.Error()
 		return p
 	}
-	ra, _ := Ya.Dims()
-	if rb, cb := Yb.Dims(); rb != ra || cb > rb {
-		p.Error = fmt.Sprintf("scikit-learn wrote a %d x %d embedding for %d points", rb, cb, ra)
+	if ra, ca := Ya.Dims(); ra != n || ca > ra {
+		p.Error = fmt.Sprintf("our lle run wrote a %d x %d embedding for %d points", ra, ca, n)
+		return p
+	}
+	if rb, cb := Yb.Dims(); rb != n || cb != peerDim {
+		p.Error = fmt.Sprintf("scikit-learn wrote a %d x %d embedding for %d points", rb, cb, n)
 		return p
 	}
 	p.MaxSine = subspaceSine(Ya, Yb)

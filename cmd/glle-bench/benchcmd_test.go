@@ -163,7 +163,7 @@ func TestBenchPeers(t *testing.T) {
 	script := "#!/bin/sh\n" +
 		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
 		bin + " dataset -name swissroll -n 10 -out \"$4\" -q || exit 1\n" +
-		"echo '{\"seconds\": 0.5, \"peak_rss_bytes\": 1048576}'\n"
+		"echo '{\"seconds\": 0.5, \"peak_rss_bytes\": 1048576, \"shape\": [300, 2]}'\n"
 	if err := os.WriteFile(wrong, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,8 @@ func readBenchReport(t *testing.T, path string) benchReport {
 }
 
 // fakePython writes a stand-in interpreter for -peers: it answers the sklearn probe, fits
-// with this binary's own LLE, runs the shell lines setS (which set s) and reports s seconds.
+// with this binary's own LLE, runs the shell lines setS (which set s) and reports s seconds
+// and the embedding's shape (n from the data file's name, X_<n>.npy).
 func fakePython(t *testing.T, dir, name, setS string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
@@ -198,7 +199,8 @@ func fakePython(t *testing.T, dir, name, setS string) string {
 		"if [ \"$2\" = \"import sklearn\" ]; then exit 0; fi\n" +
 		bin + " embed -in \"$3\" -method lle -out \"$4\" -q || exit 1\n" +
 		setS + "\n" +
-		"echo \"{\\\"seconds\\\": $s, \\\"peak_rss_bytes\\\": 1048576}\"\n"
+		"n=${3##*X_}; n=${n%.npy}\n" +
+		"echo \"{\\\"seconds\\\": $s, \\\"peak_rss_bytes\\\": 1048576, \\\"shape\\\": [$n, 2]}\"\n"
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,55 +18,96 @@ import (
 
 // readData reads the data matrix of flag -name from path; every failure is an inputError.
 func readData(flagName, path string) (*mat.Dense, error) {
-	if fi, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, badInput("check the path", "-%s %q: no such file", flagName, clip(path))
-		}
-		return nil, badInput("check the path and its permissions", "-%s %q cannot be read (%v)", flagName, clip(path), unwrapPath(err))
-	} else if fi.IsDir() {
-		return nil, badInput("give a data file, not a folder", "-%s %q is a folder", flagName, clip(path))
-	} else if fi.Mode().IsRegular() && fi.Size() == 0 { // a pipe's size is 0 before it is read
-		return nil, badInput("give a non-empty .npy, .csv, .tsv or .txt file", "-%s %q is empty", flagName, clip(path))
+	if err := checkDataFile(flagName, path); err != nil {
+		return nil, err
 	}
 	X, err := dataio.ReadMatrix(path)
 	if err != nil {
-		msg := strings.TrimPrefix(oneLine(unwrapPath(err).Error()), path+": ")
-		fix := "give a 2-D numeric .npy (float64 or float32) or .csv file with finite values"
-		if dataio.HasFix(err) {
-			fix = "" // the message says what to do
-		}
-		return nil, badInput(fix, "-%s %q: %s", flagName, clip(path), msg)
+		return nil, dataFileError(flagName, path, err, "give a 2-D numeric .npy (float64 or float32) or .csv file with finite values")
 	}
 	return X, nil
 }
 
-// readColor reads n colour values (a vector or an n x 1 matrix) for -color.
-func readColor(path string, n int) ([]float64, error) {
-	if strings.EqualFold(fileExt(path), ".npy") {
-		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-			if a, err := dataio.ReadNPYFile(path); err == nil && len(a.Shape) == 1 {
-				v := a.Floats()
-				if len(v) != n {
-					return nil, badInput("give one value per point", "-color %q has %d values, the data has %d points", clip(path), len(v), n)
-				}
-				for _, x := range v {
-					if !finite(x) {
-						return nil, badInput("give finite values", "-color %q holds a non-finite value", clip(path))
-					}
-				}
-				return append([]float64(nil), v...), nil
-			}
+// checkDataFile refuses a data file of flag -name that does not exist, cannot be examined, is
+// a folder or is an empty regular file, with an inputError.
+func checkDataFile(flagName, path string) error {
+	if fi, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return badInput("check the path", "-%s %q: no such file", flagName, clip(path))
 		}
+		return badInput("check the path and its permissions", "-%s %q cannot be read (%v)", flagName, clip(path), unwrapPath(err))
+	} else if fi.IsDir() {
+		return badInput("give a data file, not a folder", "-%s %q is a folder", flagName, clip(path))
+	} else if fi.Mode().IsRegular() && fi.Size() == 0 { // a pipe's size is 0 before it is read
+		return badInput("give a non-empty .npy, .csv, .tsv or .txt file", "-%s %q is empty", flagName, clip(path))
 	}
-	C, err := readData("color", path)
-	if err != nil {
+	return nil
+}
+
+// dataFileError turns an error of the dataio readers on path into a one-line inputError of
+// flag -name; fix is the advice when the reader's message has none of its own.
+func dataFileError(flagName, path string, err error, fix string) error {
+	msg := strings.TrimPrefix(oneLine(unwrapPath(err).Error()), path+": ")
+	if dataio.HasFix(err) {
+		fix = "" // the message says what to do
+	}
+	return badInput(fix, "-%s %q: %s", flagName, clip(path), msg)
+}
+
+// colorFix is the advice of -color errors about the file's content.
+const colorFix = "give one finite value per point: a 1-D .npy of n values, or an n x 1 (or 1 x n) .npy or .csv matrix"
+
+// readColor reads n colour values for -color: a 1-D .npy of n values, or an n x 1 or 1 x n
+// matrix (.npy or text). The file is read once (it may be a named pipe).
+func readColor(path string, n int) ([]float64, error) {
+	if !strings.EqualFold(fileExt(path), ".npy") {
+		C, err := readData("color", path)
+		if err != nil {
+			return nil, err
+		}
+		r, c := C.Dims()
+		return colorValues(path, []int{r, c}, C.RawMatrix().Data, n)
+	}
+	if err := checkDataFile("color", path); err != nil {
 		return nil, err
 	}
-	r, c := C.Dims()
-	if r*c != n || (r != 1 && c != 1) {
-		return nil, badInput("give one value per point (a vector or an n x 1 matrix)", "-color %q is %dx%d, the data has %d points", clip(path), r, c, n)
+	a, err := dataio.ReadNPYFile(path)
+	if err != nil {
+		return nil, dataFileError("color", path, err, colorFix)
 	}
-	return append([]float64(nil), C.RawMatrix().Data...), nil
+	return colorValues(path, a.Shape, a.Floats(), n)
+}
+
+// colorValues turns the decoded -color file at path (its shape and its values in row-major
+// order) into the colours of n points: the shape must be (n,), (n, 1) or (1, n) and every
+// value finite. It returns a copy of v; failures are one-line inputErrors saying what to give.
+func colorValues(path string, shape []int, v []float64, n int) ([]float64, error) {
+	switch len(shape) {
+	case 1:
+		if shape[0] != n || len(v) != n {
+			return nil, badInput("give one value per point", "-color %q has %d values, the data has %d points", clip(path), shape[0], n)
+		}
+	case 2:
+		r, c := shape[0], shape[1]
+		if !(r == n && c == 1 || r == 1 && c == n) || len(v) != n {
+			return nil, badInput("give one value per point (a vector or an n x 1 matrix)", "-color %q is %dx%d, the data has %d points", clip(path), r, c, n)
+		}
+	default:
+		dims := make([]string, len(shape))
+		for i, d := range shape {
+			dims[i] = strconv.Itoa(d)
+		}
+		return nil, badInput(colorFix, "-color %q is a %d-D array (shape (%s)), the data has %d points", clip(path), len(shape), strings.Join(dims, ", "), n)
+	}
+	if n < 1 {
+		return nil, badInput(colorFix, "-color %q has no values", clip(path))
+	}
+	for i, x := range v {
+		if !finite(x) {
+			return nil, badInput("give finite values", "-color %q holds the non-finite value %v at index %d (0-based)", clip(path), x, i)
+		}
+	}
+	return append([]float64(nil), v...), nil
 }
 
 func fileExt(path string) string {

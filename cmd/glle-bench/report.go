@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -450,18 +449,47 @@ func peakRSS() int64 {
 		return 0
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) >= 1 {
-				v, err := strconv.ParseInt(fields[0], 10, 64)
-				if err == nil {
-					return v * 1024
-				}
-			}
+	return parseVmHWM(f)
+}
+
+// maxStatusBytes bounds what parseVmHWM reads: /proc/self/status is a few KiB; a source that
+// never ends (or a huge file) must not exhaust memory.
+const maxStatusBytes = 1 << 20
+
+// parseVmHWM returns the VmHWM line of /proc/<pid>/status text in bytes, or 0 when it is
+// unknown: no such line in the first maxStatusBytes bytes (or r fails), or a first VmHWM
+// line whose value is not a non-negative decimal integer or whose unit is neither "kB" (1024
+// bytes, what the kernel writes; any case) nor absent (bytes, as parseMemTotal in engine reads
+// MemTotal). A value whose bytes overflow int64 saturates. Lines may end in "\n" or "\r\n"
+// and have any length.
+func parseVmHWM(r io.Reader) int64 {
+	b, err := io.ReadAll(io.LimitReader(r, maxStatusBytes))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		rest, ok := strings.CutPrefix(line, "VmHWM:")
+		if !ok {
+			continue
 		}
+		fs := strings.Fields(rest)
+		if len(fs) == 0 {
+			return 0
+		}
+		v, err := strconv.ParseInt(fs[0], 10, 64)
+		if err != nil || v < 0 {
+			return 0
+		}
+		switch {
+		case len(fs) == 1:
+			return v
+		case strings.EqualFold(fs[1], "kB"):
+			if v > math.MaxInt64/1024 {
+				return math.MaxInt64
+			}
+			return v * 1024
+		}
+		return 0 // an unknown unit
 	}
 	return 0
 }
