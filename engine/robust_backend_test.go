@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -57,8 +58,73 @@ func bitsEqual(a, b []float64) bool {
 	return len(a) == len(b)
 }
 
+// gammaU is Higham's gamma_k = k u / (1 - k u), u = 2^-53 the unit round-off.
+func gammaU(k int) float64 { return float64(k) * 0x1p-53 / (1 - float64(k)*0x1p-53) }
+
+// checkDenseOracles checks one backend's results in TestBackendDenseKernels against oracles of
+// its own, not another backend's results (which in the purego build are gonum's against
+// gonum's): with L the lower triangle of l (Dpotrf's factor of the n x n SPD a; l's strict
+// upper triangle keeps a's), entrywise
+//   - |L L^T - a| <= 2 gamma(n+2) |L| |L^T| (Higham, Accuracy and Stability, theorem 10.3,
+//     doubled for the oracle's own product);
+//   - |rhs - a x| <= 2 gamma(3n+2) (|L| |L^T| |x| + |a| |x| + |rhs|) for Dpotrs's x (n x 3;
+//     theorem 10.4, plus the oracle's residual);
+//   - |c - a l^T| <= 2 gamma(n+3) |a| |l^T| for Dgemm's c (any summation order, twice).
+func checkDenseOracles(n int, a, rhs, l, x, c []float64) error {
+	at := func(i, j int) float64 { // L[i][j]
+		if j > i {
+			return 0
+		}
+		return l[i*n+j]
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			s, mag := 0.0, 0.0
+			for q := 0; q < n; q++ {
+				p := at(i, q) * at(j, q)
+				s += p
+				mag += math.Abs(p)
+			}
+			if d := math.Abs(s - a[i*n+j]); !(d <= 2*gammaU(n+2)*mag) {
+				return fmt.Errorf("(L L^T)[%d][%d] - a = %g, bound %g", i, j, d, 2*gammaU(n+2)*mag)
+			}
+			s, mag = 0, 0
+			for q := 0; q < n; q++ {
+				p := a[i*n+q] * l[j*n+q]
+				s += p
+				mag += math.Abs(p)
+			}
+			if d := math.Abs(c[i*n+j] - s); !(d <= 2*gammaU(n+3)*mag) {
+				return fmt.Errorf("Dgemm entry [%d][%d] off the definition by %g, bound %g", i, j, d, 2*gammaU(n+3)*mag)
+			}
+		}
+	}
+	for r := 0; r < 3; r++ {
+		tx := make([]float64, n) // |L^T| |x|
+		for i := 0; i < n; i++ {
+			for q := i; q < n; q++ {
+				tx[i] += math.Abs(at(q, i) * x[q*3+r])
+			}
+		}
+		for i := 0; i < n; i++ {
+			res, mag := rhs[i*3+r], math.Abs(rhs[i*3+r])
+			for q := 0; q < n; q++ {
+				p := a[i*n+q] * x[q*3+r]
+				res -= p
+				mag += math.Abs(p) + math.Abs(at(i, q))*tx[q]
+			}
+			if d := math.Abs(res); !(d <= 2*gammaU(3*n+2)*mag) {
+				return fmt.Errorf("Dpotrs residual %g at [%d][%d], bound %g", d, i, r, 2*gammaU(3*n+2)*mag)
+			}
+		}
+	}
+	return nil
+}
+
 // TestBackendDenseKernels: Dpotrf + Dpotrs + Dgemm through both backends on random SPD
-// problems (within round-off), and the engine's own small kernels (bit-identical).
+// problems, each backend's results checked against oracles (checkDenseOracles: these are what
+// the purego build, whose two backends are the same, is tested by) and the two backends' against
+// each other (within round-off), and the engine's own small kernels (bit-identical).
 func TestBackendDenseKernels(t *testing.T) {
 	cur := kernels.Current()
 	defer kernels.Use(cur)
@@ -82,6 +148,14 @@ func TestBackendDenseKernels(t *testing.T) {
 		}
 		l1, x1, c1 := run(cur)
 		l2, x2, c2 := run(kernels.Native)
+		if err := checkDenseOracles(n, a, rhs, l1, x1, c1); err != nil {
+			t.Errorf("n=%d %s: %v", n, cur.Name(), err)
+		}
+		if cur != kernels.Native {
+			if err := checkDenseOracles(n, a, rhs, l2, x2, c2); err != nil {
+				t.Errorf("n=%d gonum: %v", n, err)
+			}
+		}
 		lower := func(l []float64) []float64 {
 			out := make([]float64, 0, n*(n+1)/2)
 			for i := 0; i < n; i++ {
@@ -202,6 +276,19 @@ func TestBackendSparseFactorization(t *testing.T) {
 			return out{append([]int(nil), sym.Perm()...), sym.NNZ(), x}
 		}
 		o1, o2 := run(cur), run(kernels.Native)
+		// Each solve against its own residual, ||(M + 1e-3 I) x - b||_inf over
+		// (||M + 1e-3 I||_inf ||x||_inf), not only against the other backend's (the same code in
+		// the purego build). 1e-12 is the sparse package's residualTol: a backward-stable
+		// Cholesky solve leaves a small multiple of u times the factor's column counts
+		// (measured at most 4e-16 here).
+		if r := shiftedResidual(a, 1e-3, o1.x, b); r > 1e-12 {
+			t.Errorf("n=%d %s: relative residual %g of the sparse solve", n, cur.Name(), r)
+		}
+		if cur != kernels.Native {
+			if r := shiftedResidual(a, 1e-3, o2.x, b); r > 1e-12 {
+				t.Errorf("n=%d gonum: relative residual %g of the sparse solve", n, r)
+			}
+		}
 		if o1.nnz != o2.nnz || len(o1.perm) != len(o2.perm) {
 			t.Fatalf("n=%d: symbolic analyses differ (nnz %d vs %d)", n, o1.nnz, o2.nnz)
 		}
@@ -219,4 +306,20 @@ func TestBackendSparseFactorization(t *testing.T) {
 			t.Errorf("n=%d: the same backend gave different sparse solves", n)
 		}
 	}
+}
+
+// shiftedResidual returns ||(A + shift I) x - b||_inf / (||A + shift I||_inf ||x||_inf) for the
+// CSR matrix a stored with both triangles (||A||_inf + |shift|, which bounds the norm, in its
+// place).
+func shiftedResidual(a sparse.CSRMatrix, shift float64, x, b []float64) float64 {
+	num, an, xn := 0.0, 0.0, 0.0
+	for i := 0; i < a.Dim; i++ {
+		r, row := shift*x[i]-b[i], math.Abs(shift)
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			r += a.Val[p] * x[a.ColIdx[p]]
+			row += math.Abs(a.Val[p])
+		}
+		num, an, xn = max(num, math.Abs(r)), max(an, row), max(xn, math.Abs(x[i]))
+	}
+	return num / (an * xn)
 }

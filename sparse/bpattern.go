@@ -436,6 +436,12 @@ func (b *BPattern) normInf(ctx context.Context) (float64, error) {
 // the maximum (weights of similar size everywhere).
 const normCandMax = 4096
 
+// normCheckWork: normAll checks its context whenever it has done about this many additions
+// since the last check (a row costs (1 + its contributors) (K + 1), bounded by its pattern's
+// length): every few hundred rows at K = 10, every row when K is close to n. Checking every 256
+// rows, as before, let a cancelled norm at K = 999, n = 1000 run on for up to half its length.
+const normCheckWork = 1 << 16
+
 // normScratch is one worker's dense row accumulator for normAll: acc[j] is valid for the row
 // stamp[j] names, touched lists the columns of the current row.
 type normScratch struct {
@@ -467,12 +473,15 @@ func (b *BPattern) normAll(ctx context.Context) (float64, error) {
 		}
 		touched := sc.touched[:0]
 		mx := 0.0
+		work := 0 // bound on the additions since ctx was last checked
 		for a := lo; a < hi; a++ {
-			if a&255 == 255 {
+			if work >= normCheckWork {
+				work = 0
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
+			work += (1 + int(b.rowPtr[a+1]-b.rowPtr[a])) * (k + 1) // at most the row's contributions
 			a32 := int32(a)
 			touched = touched[:0]
 			add := func(j int32, v float64) {

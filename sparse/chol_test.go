@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"glle/internal/latency"
 )
 
 var allOrderings = []Ordering{OrderingDefault, OrderingNatural, OrderingAMD, OrderingND, OrderingAMF}
@@ -455,7 +457,10 @@ func TestNotPositiveDefinite(t *testing.T) {
 
 func TestCancelledContext(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	a, _ := knnLLE(rng, 20000, 10) // factorization takes long enough to be interrupted
+	// Large enough for the interrupted factorization below to take about 0.35 s on two cores
+	// (at n = 20000, k = 10 it took 35 ms, which no latency bound can tell from an ignored
+	// cancellation).
+	a, _ := knnLLE(rng, 40000, 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Analyze(ctx, a.n, a.rowPtr, a.colIdx, SymbolicOptions{}); !errors.Is(err, context.Canceled) {
@@ -473,19 +478,41 @@ func TestCancelledContext(t *testing.T) {
 	if err := f.Factorize(ctx, a.val, -1e-6); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Factorize on cancelled ctx: %v", err)
 	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Factorize(ctx2, a.val, -1e-6) }()
-	time.Sleep(2 * time.Millisecond)
-	cancel2()
-	select {
-	case err := <-done:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			t.Fatalf("interrupted Factorize: %v", err)
+	// Cancel a running factorization. The latency bound is calibrated in this process: an
+	// uncancelled factorization of the same matrix takes full; the measured one is cancelled a
+	// quarter of the way in, so an ignored cancellation would let it run about 3 full / 4 more,
+	// and it must return context.Canceled within latency.Limit of that (a third, at least
+	// 50 ms), in one of latency.Attempts calibrated attempts. Before, a 1 s bound on a 35 ms
+	// factorization, which also accepted a nil error, could not fail on an ignored cancellation.
+	latency.Within(t, func(int) (time.Duration, time.Duration, string) {
+		start := time.Now()
+		if err := f.Factorize(context.Background(), a.val, -1e-6); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(time.Second):
-		t.Fatal("Factorize did not return within a second of cancellation")
-	}
+		full := time.Since(start)
+		delay := full / 4
+		limit := latency.Limit(t, full-delay)
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		defer cancel2()
+		at := make(chan time.Time, 1)
+		timer := time.AfterFunc(delay, func() {
+			at <- time.Now()
+			cancel2()
+		})
+		err := f.Factorize(ctx2, a.val, -1e-6)
+		ret := time.Now()
+		if timer.Stop() {
+			// Returned before the cancellation: three quarters faster than the calibration
+			// (load dropped between the runs); nothing to measure.
+			t.Skipf("Factorize returned (%v) before the cancellation %v in", err, delay)
+		}
+		el := ret.Sub(<-at)
+		if !errors.Is(err, context.Canceled) {
+			// nil: the factorization ran to its end after the cancellation.
+			t.Fatalf("interrupted Factorize: %v %v after the cancellation, want context.Canceled", err, el)
+		}
+		return el, limit, fmt.Sprintf("Factorize cancelled %v in (uncancelled %v)", delay, full)
+	})
 }
 
 func TestAnalyzeErrors(t *testing.T) {
