@@ -177,7 +177,9 @@ func TestDenseFullFallback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, vals, er, err := denseFull(ctx, denseM(n, k, m.Neighbors, w), n, nev, deflate, norm, EigenReport{})
+		u := make([]float64, n)
+		got, vals, er, err := denseFull(ctx, denseM(n, k, m.Neighbors, w), n, nev, deflate, norm, EigenReport{},
+			func(dst, v []float64) { mulM(dst, v, u, k, m.Neighbors, w) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,9 +195,14 @@ func TestDenseFullFallback(t *testing.T) {
 		}
 		// Dsyev's vectors are orthonormal to round-off: residual ~ n eps ||M||.
 		r := eigResidual(t, m, w, got, nev)
-		t.Logf("deflate %v: values %g, subspace %g, norm %g, residual %g", deflate, vals, wantVals, norm, r)
+		t.Logf("deflate %v: values %g, subspace %g, norm %g, residual %g, reported %g", deflate, vals, wantVals, norm, r, er.MaxResidual)
 		if r > 1e-12 {
 			t.Errorf("deflate %v: relative residual %g", deflate, r)
+		}
+		// The report's residual is the pairs' own, relative to ||M||_inf (it was 0 whatever
+		// they were before session 33): round-off, above 0 and within the same n eps bound.
+		if !(er.MaxResidual > 0 && er.MaxResidual <= 1e-12) {
+			t.Errorf("deflate %v: reported residual %g, measured %g", deflate, er.MaxResidual, r)
 		}
 		// The constant's share of each vector: none with deflate; all of the first without.
 		for j := 0; j < nev; j++ {

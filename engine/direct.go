@@ -47,7 +47,13 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 	jit := make([]int, len(bad))
 	err = parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		ws := newWork(k, max(d, p))
+		every := cancelStride(k)
 		for i := lo; i < hi; i++ {
+			if (i-lo)%every == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			jittered, ok := directPoint(ws, &m.st.perp, m.st.x, d, m.st.x[i*d:(i+1)*d], y, p, y[i*p:(i+1)*p],
 				m.Neighbors[i*k:(i+1)*k], s.Reg, s.RegMode, sx2, sy2, m.st.chol[i*stride:(i+1)*stride])
 			if !ok {

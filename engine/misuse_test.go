@@ -189,7 +189,7 @@ func TestHugeCovarianceScale(t *testing.T) {
 		meth  Method
 		a     float64
 		dense bool
-	}{{EM, 1e125, false}, {Direct, 1e115, false}, {EM, 1e200, false}, {EMPaper, math.MaxFloat64, false},
+	}{{EM, 1e125, false}, {Direct, 1e115, false}, {EM, 1e200, false}, {EM, 1e250, false}, {EMPaper, math.MaxFloat64, false},
 		{Direct, math.MaxFloat64, false}, {EM, math.MaxFloat64, false},
 		// The dense solver: M overflows to Inf; it returned a NaN residual without an error
 		// (em, direct) or an untyped "did not converge" (direct-paper) before session 30.
@@ -203,6 +203,13 @@ func TestHugeCovarianceScale(t *testing.T) {
 		what := fmt.Sprintf("%v Generate at a = %g (dense %v)", c.meth, c.a, c.dense)
 		if err == nil && math.IsNaN(rep.Eigen.MaxResidual) {
 			t.Errorf("%s: no error but a NaN residual", what)
+		}
+		// A result's residual is measured, whichever solver ended the search: em at a = 1e250
+		// falls back to the full dense eigendecomposition, which reported 0 before session 33
+		// (and the product's squares overflowed to +Inf once measured). Relative to ||M||,
+		// round-off: 1e-10 is the sparse solver's own acceptance bound.
+		if err == nil && !(rep.Eigen.MaxResidual > 0 && rep.Eigen.MaxResidual <= 1e-10) {
+			t.Errorf("%s: solver %s reports the residual %g", what, rep.Eigen.Solver, rep.Eigen.MaxResidual)
 		}
 		// One error type for every overflow: an InputError naming the covariance scale (the
 		// sparse assembly's overflow was a DegenerateError "nonfinite" before session 30).

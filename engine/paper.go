@@ -226,7 +226,13 @@ func (m *Model) fitDirectPaper(ctx context.Context, s Settings, prog func(Progre
 	err := parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		ws := newWork(k, max(d, p))
 		first[w] = -1
+		every := cancelStride(k)
 		for i := lo; i < hi; i++ {
+			if (i-lo)%every == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			if directPaperPoint(ws, m.st.x, d, y, p, m.Neighbors[i*k:(i+1)*k], s.DirectRidge) {
 				if part[w] == 0 {
 					first[w] = i

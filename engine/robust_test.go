@@ -645,6 +645,21 @@ func TestCancelFactorization(t *testing.T) {
 	cancelAt(t, X, Settings{MaxMemory: -1}, "eigensolve", "eigensolve")
 }
 
+// TestCancelDirectStage: cancelling during direct-paper's per-point stage returns within
+// latency.Limit of the rest of the stage (cancelAt). Before session 33 the point loops of
+// direct and direct-paper never looked at the context: each worker ran its whole range, and
+// the fit returned a model and a nil error (direct-paper at k = 60, n = 20000: 47 s after the
+// cancellation). k = 60 makes a point's dense work large, which a fixed check every 4096
+// points could not bound. direct's loop checks the same way, but its stage is too short
+// (about 50 ms here) for a latency to be told from the floor.
+func TestCancelDirectStage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	X, _ := bench.SwissRoll(3000, 4)
+	cancelAt(t, X, Settings{Method: DirectPaper, K: 60, DirectRidge: 1e-6}, "direct", "direct")
+}
+
 // TestCancelDuringBackgroundAnalysis: cancelling a fit during its weight stage, while the
 // ordering and symbolic analysis run on their own goroutine, returns within latency.Limit of
 // the time to the end of the analysis (what the fit would wait for had the analysis ignored

@@ -62,7 +62,13 @@ func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
 		ws := newWork(k, d)
 		w := make([]float64, k)
+		every := cancelStride(k)
 		for i := lo; i < hi; i++ {
+			if (i-lo)%every == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			nbr := idx[i*k : (i+1)*k]
 			yo := out[i*p : (i+1)*p]
 			if dist[i*k] == 0 {

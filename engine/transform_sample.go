@@ -117,8 +117,9 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	}
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
+		every := cancelStride(k)
 		for i := lo; i < hi; i++ {
-			if (i-lo)&1023 == 0 {
+			if (i-lo)%every == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
