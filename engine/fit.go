@@ -378,9 +378,10 @@ func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool)
 		}
 		ws := wss[w]
 		c := &part[w]
-		every := cancelStride(k)
+		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
 		for i := lo; i < hi; i++ {
-			if (i-lo)%every == 0 {
+			if i == next {
+				next += cancelStride(k)
 				if err := ctx.Err(); err != nil {
 					return err
 				}

@@ -226,9 +226,10 @@ func (m *Model) fitDirectPaper(ctx context.Context, s Settings, prog func(Progre
 	err := parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		ws := newWork(k, max(d, p))
 		first[w] = -1
-		every := cancelStride(k)
+		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
 		for i := lo; i < hi; i++ {
-			if (i-lo)%every == 0 {
+			if i == next {
+				next += cancelStride(k)
 				if err := ctx.Err(); err != nil {
 					return err
 				}

@@ -62,9 +62,10 @@ func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
 		ws := newWork(k, d)
 		w := make([]float64, k)
-		every := cancelStride(k)
+		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
 		for i := lo; i < hi; i++ {
-			if (i-lo)%every == 0 {
+			if i == next {
+				next += cancelStride(k)
 				if err := ctx.Err(); err != nil {
 					return err
 				}

@@ -117,9 +117,10 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	}
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
-		every := cancelStride(k)
+		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
 		for i := lo; i < hi; i++ {
-			if (i-lo)%every == 0 {
+			if i == next {
+				next += cancelStride(k)
 				if err := ctx.Err(); err != nil {
 					return err
 				}
