@@ -52,6 +52,7 @@ type madeFor struct {
 	n, d, k, dim int
 	reg          float64
 	regMode      RegMode
+	scaling      Scaling
 	nbrPrint     uint64 // neighbourPrint of Neighbors
 }
 
@@ -66,7 +67,7 @@ func checkCtx(ctx context.Context) error {
 
 // seal records what m's state was built for; usable compares against it.
 func (m *Model) seal() {
-	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim, reg: m.Reg, regMode: m.RegMode,
+	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim, reg: m.Reg, regMode: m.RegMode, scaling: m.Scaling,
 		nbrPrint: neighbourPrint(m.Neighbors)}
 }
 
@@ -87,6 +88,8 @@ func (m *Model) usable() error {
 	case m.Reg != f.reg || m.RegMode != f.regMode: // != is true for a NaN Reg
 		return inputErr("the model's Reg or RegMode was changed after the fit (%v, %v; built for %v, %v): refit with the new value, or restore it from Saved",
 			m.Reg, m.RegMode, f.reg, f.regMode)
+	case m.Scaling != f.scaling:
+		return inputErr("the model's Scaling was changed after the fit (%d; built for %d, 0 UnitNorm, 1 PaperScaling): refit with the new scaling, or restore it from Saved", int(m.Scaling), int(f.scaling))
 	case len(m.Neighbors) != f.n*f.k || len(m.Weights) != f.n*f.k:
 		return inputErr("the model's Neighbors or Weights were replaced (%d/%d entries, want %d): refit, or restore it from Saved", len(m.Neighbors), len(m.Weights), f.n*f.k)
 	case (f.method == EM || f.method == EMPaper) && len(m.Sigma) != f.n:

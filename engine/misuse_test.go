@@ -176,6 +176,61 @@ func TestNilModelAndContext(t *testing.T) {
 	wantInputError(t, "Restore with a nil context", err, "context is nil")
 }
 
+// TestEditedModelValues: values edited in place in a fitted Model, and implausible Saved
+// parts, give an *InputError naming them (session 33, a library user trial). Before: a NaN in
+// Embedding made Generate and Transform return NaN embeddings with a nil error and
+// TransformSample blame the covariance scale; a NaN in a paper model's X gave an untyped kNN
+// error; an edited Scaling changed the generations silently; Restore accepted a NaN or
+// positive Shift (and the restored model generated differently) and eigenvalues of any
+// length or value.
+func TestEditedModelValues(t *testing.T) {
+	ctx := context.Background()
+	X, _ := bench.SwissRoll(300, 1)
+	Q := mat.DenseCopyOf(X.Slice(0, 3, 0, 3))
+	Q.Set(0, 0, Q.At(0, 0)+1e-3) // near point 0, not on it
+	for _, meth := range []Method{LLE, EM, Direct, EMPaper, DirectPaper} {
+		m := mustFit(t, X, settingsFor(meth))
+		m.Embedding.Set(5, 1, math.NaN())
+		m.Embedding.Set(0, 0, math.Inf(1))
+		_, err := m.Transform(ctx, Q)
+		wantInputError(t, meth.String()+" Transform after a NaN in Embedding", err, "Embedding has a non-finite value")
+		if meth.Generative() {
+			_, _, err = m.Generate(ctx, 1, 0, 1)
+			wantInputError(t, meth.String()+" Generate after a NaN in Embedding", err, "Embedding has a non-finite value (+Inf) at row 0, column 0")
+			_, err = m.TransformSample(ctx, Q, 1, 0, 1)
+			wantInputError(t, meth.String()+" TransformSample after a NaN in Embedding", err, "Embedding has a non-finite value")
+		}
+		m = mustFit(t, X, settingsFor(meth))
+		m.Scaling = PaperScaling
+		_, err = m.Transform(ctx, Q)
+		wantInputError(t, meth.String()+" Transform after a Scaling edit", err, "Scaling was changed")
+	}
+	for _, meth := range []Method{EMPaper, DirectPaper} {
+		m := mustFit(t, X, settingsFor(meth))
+		m.X.Set(0, 0, math.NaN())
+		_, err := m.Transform(ctx, Q)
+		wantInputError(t, meth.String()+" Transform after a NaN in X", err, "training data X cannot be searched")
+	}
+	m := mustFit(t, X, settingsFor(EMPaper))
+	for _, shift := range []float64{math.NaN(), math.Inf(-1), math.Inf(1), 1} {
+		sv := m.Saved()
+		sv.Shift = shift
+		_, err := Restore(ctx, sv, 1, SolverAuto)
+		wantInputError(t, fmt.Sprintf("Restore with Shift %v", shift), err, "eigensolver shift")
+	}
+	sv := m.Saved()
+	sv.Eigenvalues = []float64{1, 2, 3}
+	_, err := Restore(ctx, sv, 1, SolverAuto)
+	wantInputError(t, "Restore with 3 eigenvalues", err, "3 eigenvalues for an embedding of dimension 2")
+	sv.Eigenvalues = []float64{1, math.NaN()}
+	_, err = Restore(ctx, sv, 1, SolverAuto)
+	wantInputError(t, "Restore with a NaN eigenvalue", err, "eigenvalue 1 is NaN")
+	sv.Eigenvalues = nil // unknown: accepted
+	if _, err := Restore(ctx, sv, 1, SolverAuto); err != nil {
+		t.Errorf("Restore without eigenvalues: %v", err)
+	}
+}
+
 // TestHugeCovarianceScale: scales so large that the draws, the assembly or the eigensolve
 // overflow give an InputError naming the covariance scale (the Lanczos iteration panicked on
 // NaN before). Whether a = 1e115-1e200 overflows depends on the backend's LU (OpenBLAS's

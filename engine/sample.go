@@ -233,6 +233,11 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if !m.Method.Generative() {
 		return nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
 	}
+	// The warm start and the rotation onto the base frame read every row (a NaN made every
+	// generation NaN without an error before session 33).
+	if err := embeddingEdited(m.Embedding.RawMatrix().Data, m.Dim, nil); err != nil {
+		return nil, err
+	}
 	np := m.N * m.Dim
 	raw := dst.RawMatrix()
 	empty := dst.IsEmpty()

@@ -19,8 +19,10 @@ import (
 // their base embeddings. A new point that coincides with a training point (distance 0) gets that
 // point's embedding, so Transform(X) reproduces the fit's embedding of X (a point's own
 // reconstruction from its neighbours is not the point's embedding). With duplicate rows in X
-// this is not exact: every copy gets the embedding of the lowest-index copy, which the other
-// copies' embeddings equal only to the eigensolver's accuracy.
+// this is not exact: every copy gets the embedding of the lowest-index copy, and the copies'
+// own embeddings differ, since each copy has the others among its neighbours and so its own
+// LLE weights (by an amount that grows with the ridge, not the eigensolver's accuracy: about
+// 1e-6 at reg = 1e-3 and 6e-5 at reg = 0.1 on a Swiss roll of unit-norm eigenvectors).
 //
 // The first transform of a model builds a search tree over the training points (for D <= 16;
 // above, every new point is compared with every training point by blocked brute force); later
@@ -88,8 +90,37 @@ func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 	if err != nil {
 		return err
 	}
+	if i, bad := firstNonFiniteIn(out); bad {
+		// The LLE weights are finite: a neighbour's row of the Embedding is not.
+		return embeddingEdited(y, p, idx[(i/p)*k:(i/p+1)*k])
+	}
 	commitRows(dst, out, q, p)
 	return nil
+}
+
+// embeddingEdited names the first non-finite row of the model's Embedding (row-major y of width
+// p) among rows (all rows when nil): a value edited in place after the fit.
+func embeddingEdited(y []float64, p int, rows []int32) error {
+	at := func(r int) error {
+		c, _ := firstNonFiniteIn(y[r*p : r*p+p])
+		return inputErr("the model's Embedding has a non-finite value (%v) at row %d, column %d (edited after the fit): refit, or restore it from Saved", y[r*p+c], r, c)
+	}
+	if rows == nil {
+		if i, bad := firstNonFiniteIn(y); bad {
+			return at(i / p)
+		}
+		return nil
+	}
+	best := -1
+	for _, r := range rows {
+		if (best < 0 || int(r) < best) && hasNonFinite(y[int(r)*p:int(r)*p+p]) {
+			best = int(r)
+		}
+	}
+	if best < 0 {
+		return inputErr("a new point's embedding is not finite although its weights and neighbours are: please report this")
+	}
+	return at(best)
 }
 
 // transformBuf is the scratch of one out-of-sample transform: the neighbours and squared
@@ -113,7 +144,12 @@ func (m *Model) queryTrain(ctx context.Context, xq []float64, q int) (*transform
 		ix, err = knn.NewIndex(ctx, m.st.x, m.N, m.D, knn.Options{Workers: m.st.workers})
 		if err != nil {
 			m.st.tfMu.Unlock()
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The fit checked these rows: the paper modes search the model's own X, which a
+			// caller can edit in place (the others search a rescaled copy).
+			return nil, inputErr("the model's training data X cannot be searched (%v; edited after the fit?): refit, or restore it from Saved", err)
 		}
 		m.st.tfIndex = ix
 	}
@@ -270,6 +306,17 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		if math.IsNaN(v) || math.IsInf(v, 0) || (sv.Method == EM && v < 0) {
 			return nil, inputErr("incompatible model: sigma of point %d is %v (want a finite value, non-negative for em)", i, v)
 		}
+	}
+	// Shift is what Saved reported: finite and <= 0 (0: unknown). Another value was ignored and
+	// the restored model generated differently from the fitted one.
+	if math.IsNaN(sv.Shift) || math.IsInf(sv.Shift, 0) || sv.Shift > 0 {
+		return nil, inputErr("incompatible model: eigensolver shift %v (want the saved value: finite and <= 0, or 0 if unknown)", sv.Shift)
+	}
+	if len(sv.Eigenvalues) != 0 && len(sv.Eigenvalues) != p {
+		return nil, inputErr("incompatible model: %d eigenvalues for an embedding of dimension %d (want %d, or none)", len(sv.Eigenvalues), p, p)
+	}
+	if i, bad := firstNonFiniteIn(sv.Eigenvalues); bad {
+		return nil, inputErr("incompatible model: eigenvalue %d is %v", i, sv.Eigenvalues[i])
 	}
 	for _, A := range []struct {
 		name string

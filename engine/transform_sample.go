@@ -127,11 +127,9 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			}
 			nbr := idx[i*k : (i+1)*k]
 			yo := out[i*p : (i+1)*p]
-			if Ytrain != nil {
-				for _, nb := range nbr {
-					if r := int(nb); (badY[w] < 0 || r < badY[w]) && hasNonFinite(yt[r*ys:r*ys+p]) {
-						badY[w] = r
-					}
+			for _, nb := range nbr {
+				if r := int(nb); (badY[w] < 0 || r < badY[w]) && hasNonFinite(yt[r*ys:r*ys+p]) {
+					badY[w] = r
 				}
 			}
 			if dist[i*k] == 0 {
@@ -158,6 +156,9 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 		return err
 	}
 	if r := minRow(badY); r >= 0 {
+		if Ytrain == nil {
+			return embeddingEdited(yt, p, []int32{int32(r)})
+		}
 		c, _ := firstNonFiniteIn(yt[r*ys : r*ys+p])
 		return inputErr("the training embedding has a non-finite value (%v) at row %d, column %d, a neighbour of the new points: pass the embedding Generate returned", yt[r*ys+c], r, c)
 	}
