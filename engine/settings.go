@@ -175,8 +175,10 @@ type Progress struct {
 	Final bool // the stage has finished
 }
 
-// Resolved returns s with every zero field replaced by its documented default (K, Dim, Reg,
-// EMIters, EMTol, ...), as Fit applies them: what a report should show as the settings used.
+// Resolved returns s with every zero numerical setting replaced by its documented default (K,
+// Dim, Reg, EMIters, EMTol, ...), as Fit applies them: what a report should show as the
+// settings used. Workers and MaxMemory stay 0 when they are 0: their defaults depend on the
+// machine (GOMAXPROCS, the physical memory) and are in the Report (Workers, Memory).
 func (s Settings) Resolved() Settings { return s.withDefaults() }
 
 // withDefaults returns s with zero fields replaced by their documented defaults.
