@@ -229,6 +229,20 @@ func TestEditedModelValues(t *testing.T) {
 	if _, err := Restore(ctx, sv, 1, SolverAuto); err != nil {
 		t.Errorf("Restore without eigenvalues: %v", err)
 	}
+	// Two halves whose neighbours stay within their half: a graph no fit produces.
+	lm := mustFit(t, X, settingsFor(LLE))
+	sv = lm.Saved()
+	n, k := lm.N, lm.K
+	nb := make([]int32, n*k)
+	for i := 0; i < n; i++ {
+		base := i / (n / 2) * (n / 2)
+		for j := 0; j < k; j++ {
+			nb[i*k+j] = int32(base + (i-base+1+j)%(n/2))
+		}
+	}
+	sv.Neighbors = nb
+	_, err = Restore(ctx, sv, 1, SolverAuto)
+	wantInputError(t, "Restore of a disconnected graph", err, "2 connected components")
 }
 
 // TestHugeCovarianceScale: scales so large that the draws, the assembly or the eigensolve

@@ -284,6 +284,10 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		}
 		return nil, inputErr("incompatible model: neighbour entry %d (point %d) is %d, outside [0, %d) or the point itself", i*k+j, i, v, n)
 	}
+	if nc, _ := knn.Components(n, k, sv.Neighbors); nc > 1 {
+		// Fit refuses such a graph (disconnected-graph); generations on it were accepted.
+		return nil, inputErr("incompatible model: the neighbour graph has %d connected components, which no fit produces: restore the saved neighbours", nc)
+	}
 	if i, bad := firstNonFiniteIn(sv.Weights); bad {
 		return nil, inputErr("incompatible model: weight entry %d is %v", i, sv.Weights[i])
 	}
