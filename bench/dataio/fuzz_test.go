@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +71,14 @@ var csvSeeds = map[string]string{
 	"broken_pandas":    ",0,1\n0,1.5,2\n",
 	"broken_columns":   "0,1\n1.5,2\n",
 	"valid_columns":    "0.0,1\n1.5,2\n",
+	// RFC 4180 quoting (a user trial: a quoted name with a comma split the header).
+	"valid_quoted_comma":   "\"a,b\",c,d\n1,2,3\n",
+	"valid_quoted_doubled": "\"a\"\"b\",\"c\"\n\"1\",2\n",
+	"valid_quoted_spaces":  "\"a b\" \"c d\"\n1 2\n",
+	"valid_quoted_tab":     "\"a\tb\"\tc\n1\t2\n",
+	"broken_decimal_comma": "x,y\n\"1,5\",2\n",
+	"broken_unclosed":      "x,y\n\"1,2\n",
+	"broken_after_quote":   "\"a\"b,c\n1,2\n",
 }
 
 // FuzzReadNPY reads arbitrary bytes as .npy, both as a stream (ReadNPY: size unknown, the data
@@ -180,7 +189,7 @@ func FuzzReadCSV(f *testing.F) {
 		// The detected separator (ReadCSV, .csv and .txt files) and the forced tab of .tsv
 		// files (ReadMatrix), each with its writer for the round trip.
 		for _, sep := range []byte{0, '\t'} {
-			m, _, err := readDelimited(bytes.NewReader(b), sep)
+			m, header, err := readDelimited(bytes.NewReader(b), sep)
 			if err != nil {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("sep %q: multi-line error %q", sep, err)
@@ -205,6 +214,18 @@ func FuzzReadCSV(f *testing.F) {
 			}
 			if !mat.Equal(m, m2) {
 				t.Fatalf("sep %q: round trip changed the matrix", sep)
+			}
+			if header != nil {
+				// The names survive WriteCSV's quoting (commas, quotes, spaces in names).
+				buf.Reset()
+				if err := WriteCSV(&buf, m, header); err != nil {
+					t.Fatal(err)
+				}
+				text := buf.String()
+				m3, h3, err := ReadCSV(&buf)
+				if err != nil || !mat.Equal(m, m3) || !slices.Equal(header, h3) {
+					t.Fatalf("sep %q: header %q written as %q read back as %q (%v)", sep, header, text, h3, err)
+				}
 			}
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -23,33 +24,54 @@ import (
 // offending row and column.
 func ReadMatrix(path string) (*mat.Dense, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy", ".csv", ".tsv", ".txt":
+	default:
+		return nil, unknownExt(path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadMatrixFrom(f, path)
+}
+
+// ReadMatrixFrom is ReadMatrix on the content of r, the file called name: name's extension
+// chooses the format and prefixes the errors. When r is an *os.File of a regular file, a .npy
+// array's size is checked against the file's before its data is allocated.
+func ReadMatrixFrom(r io.Reader, name string) (*mat.Dense, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
 	case ".npy":
-		a, err := ReadNPYFile(path)
-		if err != nil {
-			return nil, err
+		size := int64(-1)
+		if f, ok := r.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				size = fi.Size()
+			}
 		}
-		m, err := a.Matrix()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		a, err := readNPY(bufio.NewReaderSize(r, 1<<16), size)
+		if err == nil {
+			var m *mat.Dense
+			if m, err = a.Matrix(); err == nil {
+				return m, nil
+			}
 		}
-		return m, nil
+		return nil, fmt.Errorf("%s: %w", name, err)
 	case ".csv", ".tsv", ".txt":
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
 		var sep byte // detected
-		if strings.EqualFold(filepath.Ext(path), ".tsv") {
+		if strings.EqualFold(filepath.Ext(name), ".tsv") {
 			sep = '\t'
 		}
-		m, _, err := readDelimited(f, sep)
+		m, _, err := readDelimited(r, sep)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return m, nil
 	}
-	return nil, fmt.Errorf("%s: unknown data file extension %q (use .npy, .csv, .tsv or .txt)", path, filepath.Ext(path))
+	return nil, unknownExt(name)
+}
+
+func unknownExt(path string) error {
+	return fmt.Errorf("%s: unknown data file extension %q (use .npy, .csv, .tsv or .txt)", path, filepath.Ext(path))
 }
 
 // Matrix returns a 2-D array as an n x d matrix (integers converted to float64). It fails for
@@ -77,13 +99,16 @@ func (a *Array) Matrix() (*mat.Dense, error) {
 
 // ReadCSV reads a numeric matrix from delimited text, one point per line.
 //
-// The first non-blank, non-comment line decides the separator: a comma when it contains one;
-// else a tab when it contains one and its tab-separated cells are all numbers or all names (a
-// header whose names contain spaces; data lines under it without a tab are split on spaces);
-// else runs of spaces and tabs. With commas and tabs
+// The first non-blank, non-comment line decides the separator: a comma when it contains one
+// outside double quotes; else a tab when it contains one and its tab-separated cells are all
+// numbers or all names (a header whose names contain spaces; data lines under it without a tab
+// are split on spaces); else runs of spaces and tabs. With commas and tabs
 // every separator separates two cells, so an empty cell is an error. Blank lines and lines starting with '#' are
-// skipped; a UTF-8 byte order mark, "\r\n" and lone '\r' line ends, spaces around cells and
-// double quotes around cells are tolerated. The first line is a header when every one of its
+// skipped; a UTF-8 byte order mark, "\r\n" and lone '\r' line ends and spaces around cells are
+// tolerated. A cell may be quoted as RFC 4180 has it: within double quotes the separator is
+// part of the cell and a doubled quote ("") is one quote (a header name "a,b" is one name); a
+// quoted cell must close on its line and be followed by a separator, and a value with a
+// decimal comma ("1,5") is refused with a message saying so. The first line is a header when every one of its
 // cells is non-numeric; its names are returned (nil without a header). Two first lines are
 // refused with a hint rather than read as data: the bare column numbers 0, 1, ..., c-1 that
 // pandas writes for a DataFrame made from an array, and an empty first cell above
@@ -120,9 +145,9 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 		}
 		if first && sep == 0 {
 			switch {
-			case strings.IndexByte(s, ',') >= 0:
+			case hasUnquoted(s, ','):
 				sep = ','
-			case strings.IndexByte(s, '\t') >= 0 && uniformCells(strings.Split(s, "\t")):
+			case strings.IndexByte(s, '\t') >= 0 && uniformCells(s):
 				sep = '\t'
 				headerTab = true // until the first data line says otherwise (below)
 			default:
@@ -136,22 +161,18 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 				sep = ' '
 			}
 		}
-		if sep != ' ' {
-			cells := s
-			if sep == '\t' {
-				// Tabs at either end separate empty cells: trim only spaces (TrimSpace
-				// dropped them, so "\t1\t2" read as two values).
-				cells = strings.Trim(strings.TrimPrefix(line, "\ufeff"), " ")
+		cells := s
+		if sep == '\t' {
+			// Tabs at either end separate empty cells: trim only spaces (TrimSpace
+			// dropped them, so "\t1\t2" read as two values).
+			cells = strings.Trim(strings.TrimPrefix(line, "\ufeff"), " ")
+		}
+		var qerr *quoteError
+		if fields, qerr = splitCells(cells, sep, fields[:0]); qerr != nil {
+			if qerr.unclosed {
+				return &fixError{fmt.Sprintf("line %d, column %d: the double quote that opens this cell is not closed on the line: close it (a cell spanning lines is not supported) or remove it", lineNo, qerr.col)}
 			}
-			fields = strings.Split(cells, string(sep))
-			for i := range fields {
-				fields[i] = unquote(strings.TrimSpace(fields[i]))
-			}
-		} else {
-			fields = strings.Fields(s)
-			for i := range fields {
-				fields[i] = unquote(fields[i])
-			}
+			return &fixError{fmt.Sprintf("line %d, column %d: text follows the closing double quote of a quoted cell: quote the whole cell, writing each double quote inside it as two (\"\")", lineNo, qerr.col)}
 		}
 		onFirst := first
 		if first {
@@ -184,6 +205,15 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 			}
 			v, perr := parseNumber(f)
 			if perr != nil && !isRangeErr(perr) {
+				if strings.Contains(f, ",") {
+					// Only a quoted cell holds a comma in a comma-separated file.
+					if dot := strings.Replace(f, ",", ".", 1); strings.Count(f, ",") == 1 {
+						if _, err := parseNumber(dot); err == nil || isRangeErr(err) {
+							return &fixError{fmt.Sprintf("line %d, column %d: %q has a decimal comma, which is not read as a number: write a decimal point (%s; export the file with '.' as the decimal separator)", lineNo, j+1, clip(f), clip(dot))}
+						}
+					}
+					return &fixError{fmt.Sprintf("line %d, column %d: %q is not a number (a comma inside a quoted or tab- or space-separated cell does not separate values: one value per cell)", lineNo, j+1, clip(f))}
+				}
 				if strings.Contains(f, ";") {
 					return &fixError{fmt.Sprintf("line %d, column %d: %q is not a number (semicolons do not separate values: use commas, tabs or spaces)", lineNo, j+1, clip(f))}
 				}
@@ -314,12 +344,15 @@ func crOutsideQuotes(line string) int {
 	return len(line)
 }
 
-// uniformCells reports whether the cells (trimmed and unquoted) are all non-empty and either
-// all numbers or all names.
-func uniformCells(cells []string) bool {
+// uniformCells reports whether the tab-separated cells of line (trimmed and unquoted) are all
+// non-empty and either all numbers or all names.
+func uniformCells(line string) bool {
+	cells, qerr := splitCells(line, '\t', nil)
+	if qerr != nil {
+		return false
+	}
 	nums := 0
 	for _, c := range cells {
-		c = unquote(strings.TrimSpace(c))
 		if c == "" {
 			return false
 		}
@@ -345,11 +378,96 @@ func isRangeErr(err error) bool {
 	return errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
 }
 
-func unquote(s string) string {
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		return s[1 : len(s)-1]
+// quoteError is a quoted cell that does not close on its line (unclosed), or that is
+// followed by more than spaces before the next separator; col is the cell's column (1-based).
+type quoteError struct {
+	col      int
+	unclosed bool
+}
+
+// splitCells appends the cells of line to dst and returns them: separated by sep (',' or
+// '\t'; every separator separates two cells) or, for sep ' ', by runs of blanks. Spaces around
+// a cell are dropped. A cell whose first non-blank character is a double quote is quoted, as
+// in RFC 4180: it runs to the next double quote not doubled, the separators inside are part
+// of it and "" stands for one quote; only blanks may follow it before the separator. A double
+// quote inside an unquoted cell is kept as it is.
+func splitCells(line string, sep byte, dst []string) ([]string, *quoteError) {
+	if strings.IndexByte(line, '"') < 0 { // the common case, as before quoting was read
+		if sep == ' ' {
+			return append(dst, strings.Fields(line)...), nil
+		}
+		for c := range strings.SplitSeq(line, string(sep)) {
+			dst = append(dst, strings.TrimSpace(c))
+		}
+		return dst, nil
 	}
-	return s
+	blank := func(c byte) bool {
+		return (c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r') && (sep == ' ' || c != sep)
+	}
+	isSep := func(c byte) bool { return sep == ' ' && blank(c) || sep != ' ' && c == sep }
+	var b strings.Builder
+	i := 0
+	for {
+		for i < len(line) && blank(line[i]) {
+			i++
+		}
+		if sep == ' ' && i == len(line) {
+			return dst, nil
+		}
+		col := len(dst) + 1
+		if i < len(line) && line[i] == '"' {
+			b.Reset()
+			j, closed := i+1, false
+			for j < len(line) {
+				if line[j] == '"' {
+					if j+1 < len(line) && line[j+1] == '"' {
+						b.WriteByte('"')
+						j += 2
+						continue
+					}
+					closed = true
+					j++
+					break
+				}
+				b.WriteByte(line[j])
+				j++
+			}
+			if !closed {
+				return dst, &quoteError{col: col, unclosed: true}
+			}
+			for sep != ' ' && j < len(line) && blank(line[j]) {
+				j++
+			}
+			if j < len(line) && !isSep(line[j]) {
+				return dst, &quoteError{col: col}
+			}
+			dst = append(dst, b.String())
+			i = j
+		} else {
+			j := i
+			for j < len(line) && !isSep(line[j]) {
+				j++
+			}
+			dst = append(dst, strings.TrimSpace(line[i:j]))
+			i = j
+		}
+		if i == len(line) {
+			return dst, nil
+		}
+		if sep != ' ' {
+			i++ // the separator; a cell (perhaps empty) follows it
+		}
+	}
+}
+
+// hasUnquoted reports whether line holds the byte c outside quoted cells (as splitCells reads
+// them, with c as the separator); with a quoting error, whether it holds c at all.
+func hasUnquoted(line string, c byte) bool {
+	if strings.IndexByte(line, c) < 0 {
+		return false
+	}
+	cells, qerr := splitCells(line, c, nil)
+	return qerr != nil || len(cells) > 1
 }
 
 func allNonEmpty(fields []string) bool {
@@ -422,7 +540,8 @@ func WriteMatrix(path string, m *mat.Dense) error {
 }
 
 // WriteCSV writes m as comma-separated text, one row per line, preceded by a header line
-// when header is not nil (it must have one name per column).
+// when header is not nil (it must have one name per column; a name holding a comma, a double
+// quote or white space is written in double quotes, as ReadCSV reads it).
 func WriteCSV(w io.Writer, m mat.Matrix, header []string) error {
 	return writeDelimited(w, m, header, ',')
 }
@@ -442,6 +561,13 @@ func writeDelimited(w io.Writer, m mat.Matrix, header []string, sep byte) error 
 		for j, h := range header {
 			if j > 0 {
 				buf = append(buf, sep)
+			}
+			// Quoted as ReadCSV reads quotes when the name holds the separator, a quote or
+			// white space, or as the line's start would read as a comment, a byte order mark
+			// or UTF-16.
+			if strings.ContainsAny(h, string(sep)+`"`) || strings.ContainsFunc(h, unicode.IsSpace) ||
+				j == 0 && (strings.HasPrefix(h, "#") || strings.HasPrefix(h, "\ufeff") || strings.HasPrefix(h, "\xff\xfe") || strings.HasPrefix(h, "\xfe\xff")) {
+				h = `"` + strings.ReplaceAll(h, `"`, `""`) + `"`
 			}
 			buf = append(buf, h...)
 		}

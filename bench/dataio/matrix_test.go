@@ -38,6 +38,15 @@ func TestReadCSV(t *testing.T) {
 		{"cr-only-comma-header", "x,y\r1,2\r3,4", [][]float64{{1, 2}, {3, 4}}, []string{"x", "y"}},
 		// A '\r' inside a quoted cell is not a line end (a review of session 31's change).
 		{"quoted-cr", "\"a\rb\",c\r\n1,2\r\n", [][]float64{{1, 2}}, []string{"a\rb", "c"}},
+		// RFC 4180 quoting: the separator inside quotes is part of the cell ("line 2 has 3
+		// values, expected 4" before, a user trial), "" is one quote.
+		{"quoted-comma-header", "\"a,b\",c,d\n1,2,3\n4,5,6\n", [][]float64{{1, 2, 3}, {4, 5, 6}}, []string{"a,b", "c", "d"}},
+		{"quoted-doubled-quote", "\"say \"\"hi\"\"\", \"x\"\n\"1\" ,2\n", [][]float64{{1, 2}}, []string{`say "hi"`, "x"}},
+		{"quoted-tab-header", "\"a\tb\"\tc\n1\t2\n", [][]float64{{1, 2}}, []string{"a\tb", "c"}},
+		{"quoted-space-header", "\"sepal length\" \"sepal width\"\n1 2\n", [][]float64{{1, 2}}, []string{"sepal length", "sepal width"}},
+		{"quoted-single-column", "\"a,b\"\n1\n2\n", [][]float64{{1}, {2}}, []string{"a,b"}},
+		{"quoted-all", "\"x\",\"y\"\n\"1.5\",\"-2\"\n", [][]float64{{1.5, -2}}, []string{"x", "y"}},
+		{"inner-quote-kept", "in\"ch,b\n1,2\n", [][]float64{{1, 2}}, []string{`in"ch`, "b"}},
 	}
 	for _, c := range cases {
 		m, h, err := ReadCSV(strings.NewReader(c.in))
@@ -115,6 +124,13 @@ func TestReadCSVErrors(t *testing.T) {
 		{"non-numeric-first", "1,x\n3,4\n", `line 1, column 2: "x" is not a number (a header line must contain only names)`},
 		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
 		{"semicolons", "x;y\n1;2\n", `line 2, column 1: "1;2" is not a number (semicolons do not separate values: use commas, tabs or spaces)`},
+		// A quoted value with a decimal comma: `"\"1" is not a number` before (a user trial).
+		{"decimal-comma", "x,y\n\"1,5\",2\n", `line 2, column 1: "1,5" has a decimal comma, which is not read as a number: write a decimal point (1.5; export the file with '.' as the decimal separator)`},
+		{"decimal-comma-tsv", "x\ty\n2\t-1,5e3\n", `line 2, column 2: "-1,5e3" has a decimal comma, which is not read as a number: write a decimal point (-1.5e3; export the file with '.' as the decimal separator)`},
+		{"quoted-two-values", "x,y\n\"1,2,3\",2\n", `line 2, column 1: "1,2,3" is not a number (a comma inside a quoted or tab- or space-separated cell does not separate values: one value per cell)`},
+		{"quote-unclosed", "x,y\n\"1,2\n", "line 2, column 1: the double quote that opens this cell is not closed on the line: close it (a cell spanning lines is not supported) or remove it"},
+		{"quote-trailing-text", "\"a\"b,c\n1,2\n", `line 1, column 1: text follows the closing double quote of a quoted cell: quote the whole cell, writing each double quote inside it as two ("")`},
+		{"quoted-header-ragged", "\"a,b\",c\n1,2,3\n", "line 2 has 3 values, expected 2 (as on header line 1)"},
 		{"tsv-empty-cell", "1\t2\t3\n4\t\t6\n", "line 2, column 2: empty cell"},
 		{"tsv-leading-empty", "1\t2\t3\n\t5\t6\n", "line 2, column 1: empty cell"},
 		{"tsv-trailing-empty", "1\t2\t3\n4\t5\t\n", "line 2, column 3: empty cell"},
@@ -209,6 +225,18 @@ func TestWriteReadMatrix(t *testing.T) {
 	if sb.String() != "a,b\n1.5,2\n" {
 		t.Errorf("WriteCSV wrote %q", sb.String())
 	}
+	// Names that need quotes get them, and read back.
+	names := []string{"a,b", `say "hi"`, " pad"}
+	sb.Reset()
+	if err := WriteCSV(&sb, mat.NewDense(1, 3, []float64{1, 2, 3}), names); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\"a,b\",\"say \"\"hi\"\"\",\" pad\"\n1,2,3\n"; sb.String() != want {
+		t.Errorf("WriteCSV wrote %q, want %q", sb.String(), want)
+	}
+	if _, h, err := ReadCSV(strings.NewReader(sb.String())); err != nil || !reflect.DeepEqual(h, names) {
+		t.Errorf("read back header %q, %v", h, err)
+	}
 }
 
 func listDir(t *testing.T, dir string) []string {
@@ -236,8 +264,8 @@ func TestAtomicWrite(t *testing.T) {
 	if b, _ := os.ReadFile(p); string(b) != "first" {
 		t.Fatalf("content %q", b)
 	}
-	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o644 {
-		t.Errorf("new file mode %v, want 0644", fi.Mode().Perm())
+	if fi, _ := os.Stat(p); fi.Mode().Perm()&^0o666 != 0 || fi.Mode().Perm()&0o600 != 0o600 {
+		t.Errorf("new file mode %v, want 0666 less the umask (TestAtomicWriteUmask)", fi.Mode().Perm())
 	}
 	// A failing writer leaves the old content and no temporary file.
 	boom := errors.New("boom")
@@ -333,5 +361,29 @@ func TestReadCSVEndlessLine(t *testing.T) {
 	br = bufio.NewReaderSize(strings.NewReader("123456\n"), 16)
 	if b, err := readLineMax(br, nil, 6); err != nil || string(b) != "123456\n" {
 		t.Errorf("6 bytes and '\\n' at a cap of 6: %q, %v", b, err)
+	}
+}
+
+// TestReadMatrixFrom: the content of a reader is read by the name's extension, with the name
+// in the errors, as ReadMatrix reads a file (glle-bench reads named pipes through it).
+func TestReadMatrixFrom(t *testing.T) {
+	want := mat.NewDense(2, 2, []float64{1, 2, 3, 4.5})
+	var npy strings.Builder
+	if err := WriteNPY(&npy, []int{2, 2}, want.RawMatrix().Data); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"a.csv": "x,y\n1,2\n3,4.5\n", "a.TSV": "1\t2\n3\t4.5\n", "a.txt": "1 2\n3 4.5\n", "a.npy": npy.String()} {
+		if m, err := ReadMatrixFrom(strings.NewReader(text), name); err != nil || !mat.Equal(m, want) {
+			t.Errorf("%s: %v, %v", name, m, err)
+		}
+	}
+	if _, err := ReadMatrixFrom(strings.NewReader("1,2\n3\n"), "p/b.csv"); err == nil || err.Error() != "p/b.csv: line 2 has 1 values, expected 2 (as on line 1)" {
+		t.Errorf("got %v", err)
+	}
+	if _, err := ReadMatrixFrom(strings.NewReader(npy.String()[:20]), "b.npy"); err == nil || !strings.HasPrefix(err.Error(), "b.npy: ") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := ReadMatrixFrom(strings.NewReader("1"), "b.dat"); err == nil || !strings.Contains(err.Error(), `unknown data file extension ".dat"`) {
+		t.Errorf("got %v", err)
 	}
 }

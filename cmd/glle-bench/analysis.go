@@ -32,7 +32,11 @@ func (a *analysisOpts) register(f *flags, metrics bool) {
 	f.str(&a.frameName, "frame", "base", "FRAME", "basis of the generations: base (rotated/reflected onto the base embedding, orthogonal Procrustes) or eigen (the generation's eigenvectors as computed, the paper's output)")
 	f.boolean(&a.align, "align", "align every generation onto the base embedding by orthogonal Procrustes (rotation/reflection + translation) before writing it")
 	f.boolean(&a.alignScale, "align-scale", "with -align, also fit a uniform scale")
-	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (one value per point: the trace of its sample covariance, divisor G-1, over the aligned generations) and STEM_mean.npy (one row per point), STEM = -out without its extension; needs -generations >= 2")
+	over := "over the generations, each rigidly aligned onto the base embedding (orthogonal Procrustes: rotation/reflection + translation, never a scale; so with or without -align, and -align-scale does not change them)"
+	if !metrics { // transform
+		over = "over the new points' generations, each mapped onto the base frame by the rigid Procrustes alignment (rotation/reflection + translation, never a scale; -align-scale does not change them) of its training embedding"
+	}
+	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (one value per point: the trace of its sample covariance, divisor G-1) and STEM_mean.npy (one row per point) "+over+", STEM = -out without its extension; needs -generations >= 2")
 	if metrics {
 		f.boolean(&a.metrics, "metrics", "report trustworthiness/continuity at k, LLE reconstruction cost, Procrustes disparity to the base and (datasets) max |Spearman| (exact for n <= 20000, a 2000-point subsample above)")
 	}
@@ -277,7 +281,7 @@ func (r *metricsReport) write(b *strings.Builder) {
 }
 
 func (u *uncertaintyReport) write(b *strings.Builder) {
-	fmt.Fprintf(b, "  uncertainty over %d aligned generations: per-point spread median %.4g mean %.4g max %.4g (%s)\n",
+	fmt.Fprintf(b, "  uncertainty over %d rigidly aligned generations: per-point spread median %.4g mean %.4g max %.4g (%s)\n",
 		u.Generations, u.Median, u.Mean, u.Max, u.Files)
 }
 

@@ -40,7 +40,7 @@ func TestEmbedAlignUncertaintyMetrics(t *testing.T) {
 	const n, G = 400, 3
 	r := mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", fmt.Sprint(n), "-method", "em", "-generations", fmt.Sprint(G),
 		"-seed", "2", "-align", "-uncertainty", "-metrics", "-plot", "y.png", "-out", "y.npy", "-model", "m", "-json", "y.json")
-	for _, w := range []string{"metrics (k=10, trustworthiness/continuity exact)", "generation 2", "uncertainty over 3 aligned generations"} {
+	for _, w := range []string{"metrics (k=10, trustworthiness/continuity exact)", "generation 2", "uncertainty over 3 rigidly aligned generations"} {
 		if !strings.Contains(r.stderr, w) {
 			t.Errorf("summary lacks %q:\n%s", w, r.stderr)
 		}

@@ -55,8 +55,8 @@ type benchRaw struct{ sizes, methods string }
 
 func benchFlags(c *benchConfig, r *benchRaw) *flags {
 	f := newFlags("bench")
-	f.str(&r.sizes, "sizes", "5000,50000,200000,1000000", "N,N,...", "dataset sizes of the sweep")
-	f.str(&r.methods, "methods", "lle,em,direct", "M,M,...", "methods of the sweep (lle, em, direct, em-paper; direct-paper needs a ridge the sweep does not pass)")
+	f.str(&r.sizes, "sizes", "5000,50000,200000,1000000", "N,N,...", "dataset sizes of the sweep, each given once (-repeat runs each several times)")
+	f.str(&r.methods, "methods", "lle,em,direct", "M,M,...", "methods of the sweep, each given once (lle, em, direct, em-paper; direct-paper needs a ridge the sweep does not pass)")
 	f.boolean(&c.peers, "peers", "also run scikit-learn's LocallyLinearEmbedding (arpack) on the same data, if python3 has it")
 	f.int(&c.generations, "generations", 1, "generations drawn after each generative fit (timed separately)")
 	f.str(&c.jsonPath, "json", "", "OUT.json", "write every run's numbers as JSON")
@@ -84,6 +84,11 @@ func parseBench(args []string) (benchConfig, error) {
 		if err != nil || n < 20 || n > math.MaxInt32 {
 			return c, badInput("give a comma list of sizes from 20 to 2147483647, e.g. -sizes 5000,50000", "-sizes %q", clip(r.sizes))
 		}
+		// A size given twice ran twice, and with -keep the second run replaced the first's
+		// files: -repeat is the way to run a size again.
+		if slices.Contains(c.sizes, n) {
+			return c, badInput("give every size once (-repeat R runs each one R times)", "-sizes %q lists %d twice", clip(r.sizes), n)
+		}
 		c.sizes = append(c.sizes, n)
 	}
 	for _, s := range strings.Split(r.methods, ",") {
@@ -94,6 +99,9 @@ func parseBench(args []string) (benchConfig, error) {
 		if m == engine.DirectPaper {
 			// Its X_i^T X_i + Y_i^T Y_i is singular on these datasets without a ridge.
 			return c, badInput("time it with 'glle-bench embed -method direct-paper -direct-ridge R'", "-methods direct-paper: it needs an explicit ridge, which the sweep does not pass")
+		}
+		if slices.Contains(c.methods, m) {
+			return c, badInput("give every method once (-repeat R runs each one R times)", "-methods %q lists %s twice", clip(r.methods), m)
 		}
 		c.methods = append(c.methods, m)
 	}
@@ -268,11 +276,13 @@ func childCommand(ctx context.Context, grace time.Duration, name string, args ..
 
 func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 	if c.jsonPath != "" {
-		if err := checkWritable("json", c.jsonPath); err != nil {
-			return err
-		}
+		// The rule first: a -keep folder that does not exist yet made checkWritable say
+		// "create the folder first", after which this refused the -json.
 		if c.keep != "" && samePath(fileDir(c.jsonPath), c.keep) {
 			return badInput("put the report outside the -keep folder", "-json %q is inside -keep %q, where the runs write their own reports", clip(c.jsonPath), clip(c.keep))
+		}
+		if err := checkWritable("json", c.jsonPath); err != nil {
+			return err
 		}
 	}
 	self, err := os.Executable()
@@ -386,8 +396,15 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 			return err
 		}
 		data = append(data, '\n')
-		if err := dataio.AtomicWrite(c.jsonPath, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-			return writeError("json", c.jsonPath, err)
+		// Staged and committed as every command's outputs are, so that a -json that is a
+		// device or a named pipe is written into, never replaced (the pipe was replaced by a
+		// regular file before), and the wait for a pipe's reader stops with an interrupt.
+		o := outputs{ctx: ctx, stderr: e.stderr}
+		err = o.write("json", c.jsonPath, func(p string) error {
+			return dataio.AtomicWrite(p, func(w io.Writer) error { _, err := w.Write(data); return err })
+		})
+		if err := o.done(err); err != nil {
+			return err
 		}
 	}
 	if out.err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -16,12 +17,17 @@ import (
 	"glle/engine"
 )
 
-// readData reads the data matrix of flag -name from path; every failure is an inputError.
-func readData(flagName, path string) (*mat.Dense, error) {
+// readData reads the data matrix of flag -name from path; every failure is an inputError,
+// except ctx's error when ctx is done while a named pipe is waited for or read (readMatrixFile;
+// stderr gets its note).
+func readData(ctx context.Context, stderr io.Writer, flagName, path string) (*mat.Dense, error) {
 	if err := checkDataFile(flagName, path); err != nil {
 		return nil, err
 	}
-	X, err := dataio.ReadMatrix(path)
+	X, err := readMatrixFile(ctx, stderr, flagName, path)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, dataFileError(flagName, path, err, "give a 2-D numeric .npy (float64 or float32) or .csv file with finite values")
 	}
@@ -58,10 +64,11 @@ func dataFileError(flagName, path string, err error, fix string) error {
 const colorFix = "give one finite value per point: a 1-D .npy of n values, or an n x 1 (or 1 x n) .npy or .csv matrix"
 
 // readColor reads n colour values for -color: a 1-D .npy of n values, or an n x 1 or 1 x n
-// matrix (.npy or text). The file is read once (it may be a named pipe).
-func readColor(path string, n int) ([]float64, error) {
+// matrix (.npy or text). The file is read once (it may be a named pipe, waited for and read
+// as readData does).
+func readColor(ctx context.Context, stderr io.Writer, path string, n int) ([]float64, error) {
 	if !strings.EqualFold(fileExt(path), ".npy") {
-		C, err := readData("color", path)
+		C, err := readData(ctx, stderr, "color", path)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +78,10 @@ func readColor(path string, n int) ([]float64, error) {
 	if err := checkDataFile("color", path); err != nil {
 		return nil, err
 	}
-	a, err := dataio.ReadNPYFile(path)
+	a, err := readNPYFile(ctx, stderr, "color", path)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, dataFileError("color", path, err, colorFix)
 	}
@@ -152,7 +162,7 @@ func makeDataset(name string, n int, seed uint64) (*mat.Dense, []float64, error)
 
 func runDataset(ctx context.Context, e env, c datasetConfig) (err error) {
 	start := time.Now()
-	var out outputs
+	out := outputs{ctx: ctx, stderr: e.stderr}
 	defer func() { err = out.finish(recover(), err) }()
 	if err := checkWritable("out", c.out); err != nil {
 		return err

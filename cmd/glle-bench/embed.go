@@ -18,7 +18,7 @@ import (
 
 func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	start := time.Now()
-	var out outputs
+	out := outputs{ctx: ctx, stderr: e.stderr}
 	defer func() { err = out.finish(recover(), err) }()
 
 	out.input(c.in, c.color)
@@ -56,7 +56,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		X, color, err = makeDataset(c.dataset, c.n, c.seed)
 		input = c.dataset
 	} else {
-		X, err = readData("in", c.in)
+		X, err = readData(ctx, e.stderr, "in", c.in)
 		input = c.in
 	}
 	if err != nil {
@@ -97,7 +97,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	if c.plot != "" {
 		switch {
 		case c.color != "":
-			if color, err = readColor(c.color, n); err != nil {
+			if color, err = readColor(ctx, e.stderr, c.color, n); err != nil {
 				return err
 			}
 		case color == nil:
@@ -293,7 +293,7 @@ func settingsMap(m *engine.Model, s engine.Settings, seed uint64) map[string]any
 
 func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	start := time.Now()
-	var out outputs
+	out := outputs{ctx: ctx, stderr: e.stderr}
 	defer func() { err = out.finish(recover(), err) }()
 	pairs := genWritable(c.out+c.ext, c.generations, c.analysis, false)[1:] // no base embedding
 	if err := checkAllWritable(append(pairs, [2]string{"json", c.jsonPath})...); err != nil {
@@ -303,6 +303,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	sv, meta, err := loadModel(c.model)
 	if err != nil {
 		return err
+	}
+	if !c.seedSet {
+		c.seed = meta.Seed // the embed run's: the generations are the ones it drew
 	}
 	solver := meta.Solver
 	if c.solver != "" {

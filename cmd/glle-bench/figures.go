@@ -247,7 +247,7 @@ func figuresMemory(c figuresConfig) int64 {
 
 func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 	start := time.Now()
-	var out outputs
+	out := outputs{ctx: ctx, stderr: e.stderr}
 	defer func() { err = out.finish(recover(), err) }()
 	// The run keeps every dataset and its models until the end: refuse it up front when they
 	// cannot fit (-n 100000000 passed the per-dataset check and ran out of memory with a Go

@@ -72,9 +72,9 @@ func (f *flags) int(p *int, name string, def int, usage string, defText ...strin
 	f.specs = append(f.specs, flagSpec{name, "N", pick(defText, fmt.Sprint(def)), usage})
 }
 
-func (f *flags) u64(p *uint64, name string, def uint64, usage string) {
+func (f *flags) u64(p *uint64, name string, def uint64, usage string, defText ...string) {
 	f.fs.Uint64Var(p, name, def, usage)
-	f.specs = append(f.specs, flagSpec{name, "S", fmt.Sprint(def), usage})
+	f.specs = append(f.specs, flagSpec{name, "S", pick(defText, fmt.Sprint(def)), usage})
 }
 
 func (f *flags) float(p *float64, name string, def float64, arg, usage string, defText ...string) {
@@ -141,6 +141,30 @@ func clip(s string) string {
 
 // Data file formats the binary reads and writes, by extension.
 var matrixExts = []string{".npy", ".csv", ".tsv", ".txt"}
+
+// notDataExts are extensions of files that are not data files of this binary: generate
+// refuses a -out prefix that ends in one (its files would be called G.json_gen000.npy).
+var notDataExts = []string{".json", ".png", ".npz", ".pdf", ".svg", ".jpg", ".jpeg", ".mat", ".h5", ".pkl", ".parquet", ".xlsx"}
+
+// checkOutName refuses an output file name whose stem (the name without its extension) is
+// empty, such as -out .npy: it wrote the hidden file .npy and generations _gen000.npy.
+func checkOutName(flagName, path string) error {
+	if path == "" || streamFD(path) >= 0 {
+		return nil
+	}
+	if base := filepath.Base(path); strings.TrimSuffix(base, filepath.Ext(base)) == "" {
+		return badInput("put a name before the extension, e.g. Y"+filepath.Ext(base), "-%s %q has no file name before its extension", flagName, clip(path))
+	}
+	return nil
+}
+
+// checkOutExt is checkMatrixExt and checkOutName for an output data file.
+func checkOutExt(flagName, path string) error {
+	if err := checkMatrixExt(flagName, path); err != nil {
+		return err
+	}
+	return checkOutName(flagName, path)
+}
 
 func checkMatrixExt(flagName, path string) error {
 	ext := strings.ToLower(filepath.Ext(path))
@@ -273,11 +297,11 @@ func parseDataset(args []string) (datasetConfig, error) {
 	if err := checkDataset(c.name); err != nil {
 		return c, err
 	}
-	if err := checkMatrixExt("out", c.out); err != nil {
+	if err := checkOutExt("out", c.out); err != nil {
 		return c, err
 	}
 	if c.colorOut != "" {
-		if err := checkMatrixExt("color-out", c.colorOut); err != nil {
+		if err := checkOutExt("color-out", c.colorOut); err != nil {
 			return c, err
 		}
 		if samePath(c.colorOut, c.out) {
@@ -323,7 +347,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.str(&r.method, "method", "lle", "METHOD", "lle, em, direct, em-paper or direct-paper")
 	f.int(&r.k, "k", 10, "neighbours per point")
 	f.int(&r.dim, "dim", 2, "embedding dimension p (1 <= p < d)")
-	f.u64(&c.seed, "seed", 1, "seed of the dataset (-dataset) and of the generations; the fit itself draws nothing")
+	f.u64(&c.seed, "seed", 1, "seed of the dataset (-dataset) and of the generations, recorded in -model for 'generate' and 'transform'; the fit itself draws nothing")
 	f.str(&c.out, "out", "", "Y.npy", "output embedding of the fit, n x p (.npy, .csv, .tsv or .txt by extension) (required)")
 	f.str(&c.model, "model", "", "DIR", "save the fitted model to DIR (created if missing) for 'glle-bench generate'")
 	f.int(&r.emIters, "em-iters", 0, "EM iterations: em-paper runs exactly this many, em at most this many", "10 for em-paper; for em max(200, 64 (k-1)), stopping earlier at -em-tol")
@@ -400,13 +424,19 @@ func parseEmbed(args []string) (embedConfig, error) {
 		return c, badInput("use a larger -n or a smaller -k", "-n %d points but -k %d neighbours: need n > k", c.n, s.K)
 	case c.dataset != "" && s.Dim >= 3:
 		return c, badInput("use -dim 1 or 2", "-dim %d but dataset %s has only d = 3 columns: need dim < d", s.Dim, c.dataset)
-	case !(s.Reg > 0) || !finite(s.Reg):
+	case !finite(s.Reg):
+		return c, badInput("use a small positive value such as 1e-3", "-reg %v: the regularization must be a finite positive number", s.Reg)
+	case !(s.Reg > 0):
 		return c, badInput("use a small positive value such as 1e-3", "-reg %v: the regularization must be positive", s.Reg)
-	case !(s.EMTol > 0) || !finite(s.EMTol):
+	case !finite(s.EMTol):
+		return c, badInput("use a small positive value such as 1e-10", "-em-tol %v: must be a finite positive number", s.EMTol)
+	case !(s.EMTol > 0):
 		return c, badInput("use a small positive value such as 1e-10", "-em-tol %v: must be positive", s.EMTol)
 	case set["em-iters"] && s.EMIters < 1:
 		return c, badInput("use -em-iters 1 or more", "-em-iters %d: must be at least 1", s.EMIters)
-	case !(s.DirectRidge >= 0) || !finite(s.DirectRidge):
+	case !finite(s.DirectRidge):
+		return c, badInput("use 0 or a small positive value", "-direct-ridge %v: must be a finite non-negative number", s.DirectRidge)
+	case !(s.DirectRidge >= 0):
 		return c, badInput("use 0 or a small positive value", "-direct-ridge %v: must be a non-negative number", s.DirectRidge)
 	case s.Workers < 0 || s.Workers > parallel.MaxWorkers:
 		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", s.Workers)
@@ -414,7 +444,9 @@ func parseEmbed(args []string) (embedConfig, error) {
 		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
 	case c.generations > 0 && !s.Method.Generative():
 		return c, badInput("use -method em, direct, em-paper or direct-paper", "-generations needs a generative method, lle has no stochastic weights")
-	case !(c.covScale >= 0) || !finite(c.covScale):
+	case !finite(c.covScale):
+		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a finite non-negative number", c.covScale)
+	case !(c.covScale >= 0):
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
 	case c.color != "" && c.plot == "":
 		return c, badInput("add -plot Y.png or drop -color", "-color only colours a -plot")
@@ -426,6 +458,10 @@ func parseEmbed(args []string) (embedConfig, error) {
 		return c, badInput("drop -direct-ridge, or use -method direct-paper", "-direct-ridge applies to direct-paper, not %s", s.Method)
 	case set["cov-scale"] && c.generations == 0:
 		return c, badInput("add -generations G, or drop -cov-scale", "-cov-scale applies to the generations, and none are drawn")
+	case set["seed"] && c.generations == 0 && c.dataset == "" && c.model == "":
+		// As transform refuses it: the seed would do nothing. With -model it is recorded
+		// as the default seed of later generate and transform runs.
+		return c, badInput("add -generations G or -model DIR (which records the seed for 'generate'), or drop -seed", "-seed applies to -dataset and to the generations, and neither is used")
 	}
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
@@ -435,7 +471,7 @@ func parseEmbed(args []string) (embedConfig, error) {
 			return c, err
 		}
 	}
-	if err := checkMatrixExt("out", c.out); err != nil {
+	if err := checkOutExt("out", c.out); err != nil {
 		return c, err
 	}
 	if c.in != "" {
@@ -450,6 +486,9 @@ func parseEmbed(args []string) (embedConfig, error) {
 	}
 	if c.plot != "" && strings.ToLower(filepath.Ext(c.plot)) != ".png" {
 		return c, badInput("use a .png file name", "-plot %q is not a .png file", clip(c.plot))
+	}
+	if err := checkOutName("plot", c.plot); err != nil {
+		return c, err
 	}
 	if err := checkJSONName(c.jsonPath); err != nil {
 		return c, err
@@ -506,6 +545,9 @@ func checkPaths(inputs, outs []string, genOut string, gens int) error {
 // mistake was replaced by the summary, and "-json -q" took the next flag as the file name
 // (before session 32). An existing device or pipe (/dev/stdout) is accepted.
 func checkJSONName(path string) error {
+	if err := checkOutName("json", path); err != nil {
+		return err
+	}
 	if path == "" || strings.EqualFold(filepath.Ext(path), ".json") || streamFD(path) >= 0 {
 		return nil
 	}
@@ -535,6 +577,7 @@ type generateConfig struct {
 	generations int
 	covScale    float64
 	seed        uint64
+	seedSet     bool   // -seed given; otherwise the model's seed is used
 	out         string // prefix
 	ext         string // output extension (.npy unless the prefix ends in one)
 	solver      string // "" = the model's
@@ -551,8 +594,8 @@ func generateFlags(c *generateConfig) *flags {
 	f.str(&c.model, "model", "", "DIR", "model directory written by 'glle-bench embed -model DIR' (required)")
 	f.int(&c.generations, "generations", 0, "number of generations to write, at least 1 (required)")
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a (a*Omega_i or a*Gamma_i)")
-	f.u64(&c.seed, "seed", 1, "seed of the draws; the embed run's seed reproduces its generations exactly")
-	f.str(&c.out, "out", "", "PREFIX", "writes PREFIX_gen000.npy ...; a PREFIX ending in .npy, .csv, .tsv or .txt picks the format (required)")
+	f.u64(&c.seed, "seed", 0, "seed of the draws; the model's (the embed run's -seed) reproduces its generations exactly", "the model's")
+	f.str(&c.out, "out", "", "PREFIX", "writes PREFIX_gen000.npy ...; a PREFIX ending in .npy, .csv, .tsv or .txt picks the format, one ending in another file type's extension (.json, .png, ...) is refused (required)")
 	f.str(&c.solver, "solver", "", "S", "eigensolver: auto, sparse, dense or sparse-cholesky", "the model's")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
@@ -575,11 +618,14 @@ func parseGenerate(args []string) (generateConfig, error) {
 		return c, badInput("add -out PREFIX", "-out is required")
 	case c.generations < 1:
 		return c, badInput("use -generations 1 or more", "-generations %d: need at least one generation", c.generations)
-	case !(c.covScale >= 0) || !finite(c.covScale):
+	case !finite(c.covScale):
+		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a finite non-negative number", c.covScale)
+	case !(c.covScale >= 0):
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
 	case c.workers < 0 || c.workers > parallel.MaxWorkers:
 		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", c.workers)
 	}
+	c.seedSet = set["seed"]
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
 	}
@@ -597,8 +643,14 @@ func parseGenerate(args []string) (generateConfig, error) {
 			c.out = strings.TrimSuffix(c.out, c.ext)
 		}
 	}
-	if c.out == "" || strings.HasSuffix(c.out, "/") {
+	if c.out == "" || strings.HasSuffix(c.out, "/") || strings.HasSuffix(c.out, "/.") || c.out == "." {
 		return c, badInput("give a file name prefix such as out/run", "-out %q has no file name", clip(given))
+	}
+	// A prefix ending in the extension of another kind of file (G.json) is almost surely a
+	// file name given by mistake: it wrote G.json_gen000.npy, where embed refuses -out Y.json.
+	if slices.Contains(notDataExts, ext) {
+		return c, badInput("give a prefix without an extension, or ending in .npy, .csv, .tsv or .txt for that format (e.g. -out "+clip(strings.TrimSuffix(given, filepath.Ext(given)))+")",
+			"-out %q is a prefix of data files, and %s is not a data format", clip(given), ext)
 	}
 	if err := checkJSONName(c.jsonPath); err != nil {
 		return c, err
@@ -717,7 +769,9 @@ func parseArgs(args []string) (any, error) {
 		c, err := parseTransform(rest)
 		return helpOr(c, "transform", err)
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 0 {
+		// 'help help' is the overview, which says what help does ('help' is one of the
+		// topics the error below lists; it was refused as unknown).
+		if len(rest) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, rest[0]) {
 			return helpConfig{}, nil
 		}
 		for _, c := range commands[:len(commands)-1] {
@@ -751,7 +805,10 @@ commands:
 Exit status: 0 success, 1 failure (internal, or a full disk), 2 bad input (one line on stderr says what to do),
 130 interrupted. Outputs are staged and renamed into place only when the whole run has succeeded:
 a failed or interrupted run writes nothing and leaves existing files unchanged (a bench sweep
-with failed runs writes its report, the failures marked, then exits 1).
+with failed runs writes its report, the failures marked, then exits 1). New files get mode 0666
+less the umask; a replaced file keeps its mode. An input or output that is a named pipe is
+waited for until its other end is opened (said on stderr after a second); an interrupt stops
+the wait like any other.
 `
 
 // writeUsage writes the help text of topic ("" = overview and every command).
@@ -778,8 +835,9 @@ func writeUsage(w io.Writer, topic string) {
 					"(same stem and format; with -plot also Y_uncertainty.png).")
 		case "generate":
 			generateFlags(&gc).usage(w, generateSynopsis,
-				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed, -cov-scale,\n"+
-					"-frame, -align and -align-scale the files are bit-identical to the ones 'embed -generations' wrote.\n"+
+				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed (the default:\n"+
+					"the model records it), -cov-scale, -frame, -align and -align-scale the files are bit-identical to\n"+
+					"the ones 'embed -generations' wrote.\n"+
 					"With -uncertainty it also writes PREFIX_uncertainty.npy and PREFIX_mean.npy.")
 		case "transform":
 			transformUsage(w)

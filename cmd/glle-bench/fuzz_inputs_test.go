@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -238,7 +239,7 @@ func FuzzColorValues(f *testing.F) {
 		if err := os.WriteFile(file, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, ferr := readColor(file, n)
+		got, ferr := readColor(context.Background(), io.Discard, file, n)
 		if ferr != nil {
 			checkErr("readColor", ferr)
 		}
@@ -420,7 +421,7 @@ func TestReadColor(t *testing.T) {
 		{"bad.npy", []byte("\x93NUMPY\x01\x00"), "give one finite value per point"},
 		{"empty.npy", nil, "is empty"},
 	} {
-		got, err := readColor(put(c.name, c.b), 5)
+		got, err := readColor(context.Background(), io.Discard, put(c.name, c.b), 5)
 		if c.err == "" {
 			if err != nil || !equalBits(got, five) {
 				t.Errorf("%s: %v (%v), want %v", c.name, got, err, five)
@@ -442,7 +443,7 @@ func TestReadColor(t *testing.T) {
 			f.Close()
 		}
 	}()
-	if got, err := readColor(fifo, 5); err != nil || !equalBits(got, five) {
+	if got, err := readColor(context.Background(), io.Discard, fifo, 5); err != nil || !equalBits(got, five) {
 		t.Errorf("1-D .npy from a named pipe: %v (%v), want %v", got, err, five)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"math"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,6 +31,9 @@ func FuzzParseArgs(f *testing.F) {
 		"transform\x00-model\x00m\x00-in\x00a.npy\x00-out\x00b.csv\x00-generations\x002\x00-seed\x007\x00-cov-scale\x000.5\x00-align\x00-uncertainty\x00-json\x00r.json",
 		"transform\x00-model\x00m\x00-in\x00a.npy\x00-out\x00b.npy\x00-generations\x001\x00-base-only\x00-frame\x00eigen",
 		"transform\x00-model\x00m\x00-in\x00b.npy\x00-out\x00b.npy",
+		"generate\x00-model\x00m\x00-generations\x001\x00-out\x00G.json",
+		"embed\x00-dataset\x00swissroll\x00-out\x00.npy\x00-reg\x00Inf",
+		"help\x00help",
 	} {
 		f.Add(s)
 	}
@@ -59,15 +64,25 @@ func FuzzParseArgs(f *testing.F) {
 		case embedConfig:
 			s := c.settings
 			if c.out == "" || s.K < 1 || s.Dim < 1 || (c.in == "") == (c.dataset == "") || c.generations < 0 ||
-				!(c.covScale >= 0) || !(s.Reg > 0) || (c.generations > 0 && !s.Method.Generative()) {
+				!(c.covScale >= 0) || !(s.Reg > 0) || (c.generations > 0 && !s.Method.Generative()) ||
+				!finite(c.covScale) || !finite(s.Reg) || !finite(s.EMTol) || !finite(s.DirectRidge) {
 				t.Fatalf("accepted invalid embed config %+v from %q", c, args)
+			}
+			for _, p := range []string{c.out, c.jsonPath, c.plot} {
+				if p != "" && strings.TrimSuffix(filepath.Base(p), filepath.Ext(p)) == "" {
+					t.Fatalf("output %q without a name before its extension accepted from %q", p, args)
+				}
 			}
 			if c.dataset != "" && c.n <= s.K {
 				t.Fatalf("accepted n <= k from %q", args)
 			}
 		case generateConfig:
-			if c.model == "" || c.out == "" || c.generations < 1 || !(c.covScale >= 0) {
+			if c.model == "" || c.out == "" || c.generations < 1 || !(c.covScale >= 0) || math.IsInf(c.covScale, 0) {
 				t.Fatalf("accepted invalid generate config %+v from %q", c, args)
+			}
+			// The prefix is a file name, not another kind of file's (G.json wrote G.json_gen000.npy).
+			if ext := strings.ToLower(filepath.Ext(c.out)); slices.Contains(notDataExts, ext) || filepath.Base(c.out) == "." {
+				t.Fatalf("generate -out prefix %q accepted from %q", c.out, args)
 			}
 		case datasetConfig:
 			if c.name == "" || c.out == "" || c.n < 1 {
@@ -124,6 +139,7 @@ func FuzzParseBench(f *testing.F) {
 		"-sizes\x00400,,1000",
 		"-methods\x00lle,",
 		"-methods\x00pca",
+		"-sizes\x00400,400\x00-methods\x00lle,LLE",
 		"-peers\x00-peer-repeat\x003\x00-peer-max\x000\x00-python\x00/usr/bin/python3\x00-repeat\x005\x00-keep\x00runs",
 		"-peer-repeat\x003",
 		"-workers\x001025",
@@ -164,6 +180,11 @@ func FuzzParseBench(f *testing.F) {
 			if _, err := engine.ParseMethod(m.String()); err != nil {
 				t.Fatalf("method %v accepted from %q", m, args)
 			}
+		}
+		// Every size and method once (a duplicate ran twice and overwrote its -keep files).
+		if len(slices.Compact(slices.Sorted(slices.Values(c.sizes)))) != len(c.sizes) ||
+			len(slices.Compact(slices.Sorted(slices.Values(c.methods)))) != len(c.methods) {
+			t.Fatalf("duplicate sizes or methods accepted from %q: %v %v", args, c.sizes, c.methods)
 		}
 		if c.generations < 0 || c.workers < 0 || c.workers > parallel.MaxWorkers || c.peerMax < 0 || c.peerRepeat < 1 ||
 			c.repeat < 1 || (c.peerRepeat > 1 && !c.peers) || (c.python != "" && !c.peers) || checkDataset(c.dataset) != nil {

@@ -116,9 +116,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 const forceAfter = 500 * time.Millisecond
 
 // watchSignals cancels the run at the first interrupt or termination signal (the command then
-// stops at its next check, removes what it staged and exits 130). A second signal at least
-// forceAfter later removes the staged files and exits 130 at once, unless the outputs are
-// being committed (a few renames), which then completes.
+// stops at its next check, removes what it staged and exits 130; a wait for the other end of
+// a named pipe stops too, openFIFO). A second signal at least forceAfter later removes the
+// staged files and exits 130 at once, unless the outputs are being committed (a few renames),
+// which then completes.
 func watchSignals(sigs <-chan os.Signal, cancel context.CancelFunc, stderr io.Writer) {
 	if _, ok := <-sigs; !ok {
 		return

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -26,6 +27,11 @@ import (
 
 // outputs stages the files of one run.
 type outputs struct {
+	// ctx is the run's context: the commit's wait for the reader of an output that is a
+	// named pipe stops with it (openFIFO), and stderr (nil: none) gets the note saying it
+	// waits. A zero outputs waits without a context.
+	ctx     context.Context
+	stderr  io.Writer
 	swept   map[string]bool // folders already cleared of dead runs' staged files (sweep)
 	orphans []string        // what sweep found: notes for the summary
 	files   []string        // final paths, in the order written (the run summary lists them)
@@ -166,23 +172,36 @@ func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
 			return badInput("give every output its own file name", "-%s %q is also another output of this run (%q)", flag, clip(path), clip(f))
 		}
 	}
-	mode := os.FileMode(0o644)
 	fi, statErr := os.Stat(path)
 	special := streamFD(path) >= 0 || statErr == nil && !fi.Mode().IsRegular() && !fi.IsDir()
 	dir := fileDir(path)
+	// A new file is created with mode 0666 less the umask (and a folder's default ACL), as
+	// any program's new file is: the kernel applies them when the staged file is created (a
+	// user trial found every new output chmodded to 0644, umask 077 or not). A replaced file
+	// keeps its own permission bits, as editors do. A special file's content is only staged,
+	// in the temporary folder: readable by the user alone.
+	perm := os.FileMode(0o666)
 	if special {
-		dir = os.TempDir()
-	} else if statErr == nil {
-		mode = fi.Mode().Perm() // a replaced file keeps its permission bits
+		dir, perm = os.TempDir(), 0o600
 	}
 	o.sweep(dir)
-	f, err := os.CreateTemp(dir, stagePrefix()+"*"+filepath.Ext(path))
+	f, err := createTemp(dir, stagePrefix(), filepath.Ext(path), perm)
 	if err != nil {
 		return writeError(flag, path, err)
 	}
 	tmp := f.Name()
-	f.Close()
 	stage(tmp, true)
+	tfi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		os.Remove(tmp)
+		stage(tmp, false)
+		return writeError(flag, path, err)
+	}
+	mode := tfi.Mode().Perm() // the writers replace tmp; its mode is restored below
+	if !special && statErr == nil {
+		mode = fi.Mode().Perm()
+	}
 	if err := fn(tmp); err != nil {
 		os.Remove(tmp)
 		stage(tmp, false)
@@ -196,6 +215,19 @@ func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
 	o.files = append(o.files, path)
 	o.staged = append(o.staged, staged{flag: flag, tmp: tmp, special: special})
 	return nil
+}
+
+// createTemp creates a new file in dir named prefix, a random number and suffix, as
+// os.CreateTemp does, but with permission bits perm (less the umask) instead of 0600.
+func createTemp(dir, prefix, suffix string, perm os.FileMode) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, fmt.Sprintf("%s%016x%s", prefix, rand.Uint64(), suffix))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // retireAtCommit removes path (if present) at commit, before the staged files are renamed.
@@ -226,7 +258,8 @@ func mkdirTracked(dir string) ([]string, error) {
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return created, err
 		}
-		if err := os.Mkdir(p, 0o755); err != nil {
+		// 0777 less the umask, as mkdir(1) gives (0755 whatever the umask before).
+		if err := os.Mkdir(p, 0o777); err != nil {
 			if fi, serr := os.Stat(p); serr == nil && fi.IsDir() {
 				continue // created meanwhile by someone else: not ours to remove
 			}
@@ -341,7 +374,7 @@ func (o *outputs) commit() (err error) {
 	}()
 	for i, s := range o.staged {
 		if s.special {
-			if err := copyInto(o.files[i], s.tmp); err != nil {
+			if err := o.copyInto(s.flag, o.files[i], s.tmp); err != nil {
 				return writeError(s.flag, o.files[i], err)
 			}
 		}
@@ -481,7 +514,38 @@ func streamFD(path string) int {
 
 // copyInto writes the content of the file src into the existing special file path; a stream
 // name (streamFD) is written through the process's own descriptor, at its offset (so that
-// ">> log" appends).
+// ">> log" appends). A named pipe is opened once it has a reader (openFIFO): the wait, and
+// the writing, stop with o.ctx (a reader that had come may then have part of the content).
+func (o *outputs) copyInto(flag, path, src string) error {
+	if streamFD(path) < 0 && isFIFO(path) {
+		ctx := o.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := openFIFO(ctx, o.stderr, flag, path, true)
+		if err != nil {
+			return err
+		}
+		stop := stopWithContext(ctx, out)
+		defer stop()
+		_, err = io.Copy(out, in)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return copyInto(path, src)
+}
+
+// copyInto is outputs.copyInto without a context.
 func copyInto(path, src string) error {
 	in, err := os.Open(src)
 	if err != nil {

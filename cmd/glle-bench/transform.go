@@ -22,6 +22,7 @@ type transformConfig struct {
 	out         string
 	generations int
 	seed        uint64
+	seedSet     bool // -seed given; otherwise the model's seed is used
 	covScale    float64
 	baseOnly    bool
 	workers     int
@@ -36,13 +37,14 @@ const transformAbout = `Embeds new points with a model saved by 'glle-bench embe
 gets the LLE transform (LLE weights on the k nearest training points, the base embedding of the
 training points; a new point equal to a training point gets that point's embedding). For GLLE
 models, G generations (flag -generations) are also written as Y_gen000 ... : generation g draws
-every new point's weights from the model's weight family (seed S, scale A; new row i uses the
-stream of point n + i) and combines generation g's embedding of the training points, which is
-regenerated with the same seed and scale, so it equals the file embed or generate wrote with
-that seed and scale (flag -base-only uses the base embedding instead: faster, and the spread
-then reflects the new points' weights only). The uncertainty files STEM_uncertainty.npy and
-STEM_mean.npy hold the new points' spread and mean, every generation mapped onto the base frame
-by the Procrustes alignment of its training embedding.`
+every new point's weights from the model's weight family (seed S, by default the seed the model
+was fitted with; scale A; new row i uses the stream of point n + i) and combines generation g's
+embedding of the training points, which is regenerated with the same seed and scale, so it
+equals the file embed or generate wrote with that seed and scale (flag -base-only uses the base
+embedding instead: faster, and the spread then reflects the new points' weights only). The
+uncertainty files STEM_uncertainty.npy and STEM_mean.npy hold the new points' spread and mean,
+every generation mapped onto the base frame by the rigid Procrustes alignment (rotation or
+reflection and translation, never a scale, -align-scale or not) of its training embedding.`
 
 func transformFlags(c *transformConfig) *flags {
 	f := newFlags("transform")
@@ -50,7 +52,7 @@ func transformFlags(c *transformConfig) *flags {
 	f.str(&c.in, "in", "", "NEW.npy", "new points, one per row, with the training data's columns (required)")
 	f.str(&c.out, "out", "", "Y.npy", "embedding of the new points by the LLE weights, m x p (.npy, .csv, .tsv or .txt by extension) (required)")
 	f.int(&c.generations, "generations", 0, "also write G sampled embeddings Y_gen000 ... (em, direct, em-paper, direct-paper models)")
-	f.u64(&c.seed, "seed", 1, "seed of the draws (the embed run's seed gives its generations' training embeddings)")
+	f.u64(&c.seed, "seed", 0, "seed of the draws; the model's (the embed run's -seed) gives the training points the embeddings of its generations", "the model's")
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the draws")
 	f.boolean(&c.baseOnly, "base-only", "combine the base embedding of the training points in every generation instead of regenerating the generation's embedding")
 	c.analysis.register(f, false)
@@ -76,7 +78,9 @@ func parseTransform(args []string) (transformConfig, error) {
 		return c, badInput("add -out Y.npy", "-out is required")
 	case c.generations < 0:
 		return c, badInput("use -generations 0 or more", "-generations %d: negative count", c.generations)
-	case !(c.covScale >= 0) || !finite(c.covScale):
+	case !finite(c.covScale):
+		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a finite non-negative number", c.covScale)
+	case !(c.covScale >= 0):
 		return c, badInput("use a non-negative scale such as 1", "-cov-scale %v: the covariance scale must be a non-negative number", c.covScale)
 	case c.workers < 0 || c.workers > parallel.MaxWorkers:
 		return c, badInput("use 0 (all CPUs) or a count from 1 to 1024", "-workers %d: out of range", c.workers)
@@ -91,16 +95,18 @@ func parseTransform(args []string) (transformConfig, error) {
 	case c.generations == 0 && set["seed"]:
 		return c, badInput("add -generations G, or drop -seed", "-seed applies to the sampled generations, and none are drawn")
 	}
+	c.seedSet = set["seed"]
 	if err := c.analysis.check(c.generations, set); err != nil {
 		return c, err
 	}
 	if err := checkJSONName(c.jsonPath); err != nil {
 		return c, err
 	}
-	for _, p := range []struct{ flag, path string }{{"in", c.in}, {"out", c.out}} {
-		if err := checkMatrixExt(p.flag, p.path); err != nil {
-			return c, err
-		}
+	if err := checkMatrixExt("in", c.in); err != nil {
+		return c, err
+	}
+	if err := checkOutExt("out", c.out); err != nil {
+		return c, err
 	}
 	outs := append([]string{c.out, c.jsonPath}, c.analysis.outputs(c.out, false)...)
 	return c, checkPaths(append([]string{c.in}, modelFiles(c.model)...), outs, c.out, c.generations)
@@ -108,7 +114,7 @@ func parseTransform(args []string) (transformConfig, error) {
 
 func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	start := time.Now()
-	var out outputs
+	out := outputs{ctx: ctx, stderr: e.stderr}
 	defer func() { err = out.finish(recover(), err) }()
 	if err := checkAllWritable(append(genWritable(c.out, c.generations, c.analysis, false), [2]string{"json", c.jsonPath})...); err != nil {
 		return err
@@ -119,10 +125,13 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	if !c.seedSet {
+		c.seed = meta.Seed // the embed run's, so generation g is the training points' generation g
+	}
 	if c.generations > 0 && !sv.Method.Generative() {
 		return badInput("fit with -method em, direct, em-paper or direct-paper", "-generations: model %q uses lle, which has no stochastic weights to sample", clip(c.model))
 	}
-	Xnew, err := readData("in", c.in)
+	Xnew, err := readData(ctx, e.stderr, "in", c.in)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Tests of the defects a user trial found (besides the named pipes of fifo_test.go).
+
+// TestOutputsUmask: a new output gets 0666 less the umask, as any program's new file (every
+// output was chmodded to 0644, so umask 077 left them readable by all); a replaced output
+// keeps its own mode; a created -model folder gets 0777 less the umask. The umask is the test
+// process's, which the binary inherits.
+func TestOutputsUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, c := range []struct {
+		umask     int
+		file, dir os.FileMode
+	}{{0o077, 0o600, 0o700}, {0o002, 0o664, 0o775}} {
+		syscall.Umask(c.umask)
+		dir := t.TempDir()
+		mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-generations", "2", "-uncertainty",
+			"-out", "y.csv", "-model", "m", "-json", "r.json", "-plot", "y.png", "-q")
+		mustRun(t, dir, "bench", "-sizes", "100", "-methods", "lle", "-generations", "0", "-json", "b.json")
+		files := []string{"y.csv", "y_gen000.csv", "y_gen001.csv", "y_uncertainty.csv", "y_mean.csv", "r.json", "y.png", "y_uncertainty.png", "b.json",
+			"m/model.json", "m/X.npy", "m/weights.npy", "m/neighbors.npy", "m/sigma.npy", "m/embedding.npy"}
+		for _, f := range files {
+			if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != c.file {
+				t.Errorf("umask %03o: %s has mode %v, want %v (%v)", c.umask, f, fi.Mode().Perm(), c.file, err)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(dir, "m")); err != nil || fi.Mode().Perm() != c.dir {
+			t.Errorf("umask %03o: the model folder has mode %v, want %v (%v)", c.umask, fi.Mode().Perm(), c.dir, err)
+		}
+		// Replaced files keep their modes, whatever the umask.
+		os.Chmod(filepath.Join(dir, "y.csv"), 0o640)
+		os.Chmod(filepath.Join(dir, "r.json"), 0o604)
+		mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-out", "y.csv", "-json", "r.json", "-q")
+		for f, want := range map[string]os.FileMode{"y.csv": 0o640, "r.json": 0o604} {
+			if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != want {
+				t.Errorf("umask %03o: replaced %s has mode %v, want %v (%v)", c.umask, f, fi.Mode().Perm(), want, err)
+			}
+		}
+	}
+}
+
+// TestQuotedCSV: a quoted header name holding a comma is one name ("line 2 has 3 values,
+// expected 4" before), and a quoted value with a decimal comma is refused saying so
+// (`"\"1" is not a number` before).
+func TestQuotedCSV(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "scurve", "-n", "300", "-out", "x.csv", "-q")
+	x := mustRead(t, dir, "x.csv")
+	os.WriteFile(filepath.Join(dir, "named.csv"), append([]byte("\"a,b\",\"c \"\"d\"\"\",e\n"), x...), 0o644)
+	mustRun(t, dir, "embed", "-in", "named.csv", "-out", "named.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.csv", "-out", "plain.npy", "-q")
+	if !bytes.Equal(mustRead(t, dir, "named.npy"), mustRead(t, dir, "plain.npy")) {
+		t.Error("the data under a quoted header embeds differently")
+	}
+	os.WriteFile(filepath.Join(dir, "comma.csv"), append([]byte("a,b,c\n\"1,5\",2,3\n"), x...), 0o644)
+	checkBad(t, dir, badCase{"decimal comma", []string{"embed", "-in", "comma.csv", "-out", "z.npy"}, `"1,5" has a decimal comma, which is not read as a number: write a decimal point (1.5`})
+	os.WriteFile(filepath.Join(dir, "open.csv"), append([]byte("\"a,b,c\n"), x...), 0o644)
+	checkBad(t, dir, badCase{"unclosed quote", []string{"embed", "-in", "open.csv", "-out", "z.npy"}, "double quote that opens this cell is not closed"})
+}
+
+// TestUncertaintyHelp: -h says what -uncertainty computes: the spread over the rigidly aligned
+// generations, never rescaled by -align-scale (it said "over the aligned generations"); and
+// that is what is computed: the files are the same without -align, with it and with
+// -align-scale.
+func TestUncertaintyHelp(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"embed", "-dataset", "scurve", "-n", "300", "-method", "em", "-generations", "3", "-uncertainty", "-q"}
+	mustRun(t, dir, append(base, "-out", "a.npy")...)
+	mustRun(t, dir, append(base, "-out", "b.npy", "-align")...)
+	mustRun(t, dir, append(base, "-out", "c.npy", "-align", "-align-scale")...)
+	for _, f := range []string{"%s_uncertainty.npy", "%s_mean.npy"} {
+		for _, o := range []string{"b", "c"} {
+			if !bytes.Equal(mustRead(t, dir, fmt.Sprintf(f, "a")), mustRead(t, dir, fmt.Sprintf(f, o))) {
+				t.Errorf("%s differs from %s", fmt.Sprintf(f, o), fmt.Sprintf(f, "a"))
+			}
+		}
+	}
+	if bytes.Equal(mustRead(t, dir, "b_gen000.npy"), mustRead(t, dir, "c_gen000.npy")) {
+		t.Error("-align-scale did not rescale the written generation")
+	}
+	for _, cmd := range []string{"embed", "generate", "transform"} {
+		h := mustRun(t, dir, cmd, "-h").stdout
+		for _, want := range []string{"rigid", "never a scale", "-align-scale does not change them"} {
+			if !strings.Contains(h, want) {
+				t.Errorf("%s -h: -uncertainty does not say %q", cmd, want)
+			}
+		}
+	}
+}
+
+// TestSeedFromModel: generate and transform draw with the seed the model records (the embed
+// run's -seed) unless -seed is given, so 'generate -model m' reproduces 'embed -seed 5
+// -generations' (it used seed 1). embed -seed without -dataset, generations or -model does
+// nothing and is refused, as transform refuses -seed without generations; with -model it is
+// recorded, and accepted.
+func TestSeedFromModel(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "300", "-out", "x.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "em", "-seed", "5", "-generations", "2", "-out", "y.npy", "-model", "m", "-q")
+	mustRun(t, dir, "generate", "-model", "m", "-generations", "2", "-out", "g")
+	mustRun(t, dir, "generate", "-model", "m", "-generations", "1", "-seed", "1", "-out", "s1")
+	for g := range 2 {
+		name := genPath("y.npy", g)
+		if !bytes.Equal(mustRead(t, dir, name), mustRead(t, dir, genPath("g.npy", g))) {
+			t.Errorf("generate without -seed: generation %d differs from embed -seed 5's", g)
+		}
+	}
+	if bytes.Equal(mustRead(t, dir, "s1_gen000.npy"), mustRead(t, dir, "g_gen000.npy")) {
+		t.Error("generate -seed 1 gave the model's seed-5 generation")
+	}
+	// transform: generation g of the training points is the embed run's generation g.
+	mustRun(t, dir, "transform", "-model", "m", "-in", "x.npy", "-generations", "1", "-out", "t.npy", "-q")
+	if !bytes.Equal(mustRead(t, dir, "t_gen000.npy"), mustRead(t, dir, "y_gen000.npy")) {
+		t.Error("transform without -seed: generation 0 of the training points differs from embed -seed 5's")
+	}
+	// The help names the default.
+	for _, cmd := range []string{"generate", "transform"} {
+		for _, line := range strings.Split(mustRun(t, dir, cmd, "-h").stdout, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "-seed ") && !strings.Contains(line, "(default the model's)") {
+				t.Errorf("%s -h: %q", cmd, line)
+			}
+		}
+	}
+	checkBad(t, dir, badCase{"embed seed that does nothing", []string{"embed", "-in", "x.npy", "-out", "z.npy", "-seed", "5"}, "-seed applies to -dataset and to the generations"})
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "em", "-seed", "7", "-out", "z.npy", "-model", "m7", "-q")
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-seed", "7", "-out", "d.npy", "-q")
+	mustRun(t, dir, "embed", "-in", "x.npy", "-method", "em", "-seed", "7", "-generations", "1", "-out", "e7.npy", "-q")
+	mustRun(t, dir, "generate", "-model", "m7", "-generations", "1", "-out", "g7", "-q")
+	if !bytes.Equal(mustRead(t, dir, "g7_gen000.npy"), mustRead(t, dir, "e7_gen000.npy")) {
+		t.Error("the seed recorded by 'embed -seed 7 -model' without generations is not generate's default")
+	}
+}
+
+// TestTrialBadInput: the parse-level defects of the user trial, each exit 2 with one line
+// naming the rule and nothing written.
+func TestTrialBadInput(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-out", "y.npy", "-model", "m", "-q")
+	ds := []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "z.npy"}
+	em := append(append([]string(nil), ds...), "-method", "em", "-generations", "1")
+	gen := []string{"generate", "-model", "m", "-generations", "1"}
+	tr := []string{"transform", "-model", "m", "-in", "y.npy", "-out", "t.npy", "-generations", "1"}
+	for _, c := range []badCase{
+		// Infinite values named the wrong rule ("must be positive").
+		{"reg Inf", append(ds, "-reg", "Inf"), "-reg +Inf: the regularization must be a finite positive number"},
+		{"em-tol Inf", append(ds, "-method", "em", "-em-tol", "+Inf"), "-em-tol +Inf: must be a finite positive number"},
+		{"direct-ridge Inf", append(ds, "-method", "direct-paper", "-direct-ridge", "Inf"), "-direct-ridge +Inf: must be a finite non-negative number"},
+		{"embed cov-scale Inf", append(em, "-cov-scale", "Inf"), "-cov-scale +Inf: the covariance scale must be a finite non-negative number"},
+		{"generate cov-scale Inf", append(gen, "-cov-scale", "Inf", "-out", "g"), "must be a finite non-negative number"},
+		{"transform cov-scale -Inf", append(tr, "-cov-scale", "-Inf"), "-cov-scale -Inf: the covariance scale must be a finite non-negative number"},
+		// generate -out G.json wrote G.json_gen000.npy; -out .npy an empty stem.
+		{"generate json prefix", append(gen, "-out", "G.json"), `-out "G.json" is a prefix of data files, and .json is not a data format`},
+		{"generate png prefix", append(gen, "-out", "sub/G.PNG"), "is not a data format"},
+		{"generate empty stem", append(gen, "-out", ".npy"), "has no file name"},
+		{"embed empty stem", []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", ".npy"}, `-out ".npy" has no file name before its extension`},
+		{"embed empty stem in a folder", []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "m/.csv"}, "has no file name before its extension"},
+		{"dataset empty stem", []string{"dataset", "-name", "scurve", "-out", ".txt"}, "has no file name before its extension"},
+		{"dataset color-out empty stem", []string{"dataset", "-name", "scurve", "-out", "x.npy", "-color-out", ".npy"}, "-color-out"},
+		{"transform empty stem", []string{"transform", "-model", "m", "-in", "y.npy", "-out", ".npy"}, "has no file name before its extension"},
+		{"json empty stem", append(ds, "-json", ".json"), `-json ".json" has no file name`},
+		{"plot empty stem", append(ds, "-plot", ".png"), `-plot ".png" has no file name`},
+		// bench: duplicates ran twice and overwrote each other's -keep files; -json inside
+		// a -keep folder still to be created said "create the folder first".
+		{"bench duplicate size", []string{"bench", "-sizes", "100,200,100"}, `-sizes "100,200,100" lists 100 twice`},
+		{"bench duplicate size spelled apart", []string{"bench", "-sizes", "100, 0100"}, "lists 100 twice"},
+		{"bench duplicate method", []string{"bench", "-sizes", "100", "-methods", "lle,em,LLE"}, "lists lle twice"},
+		{"bench json in a new keep", []string{"bench", "-sizes", "100", "-keep", "keepnew", "-json", "keepnew/r.json"}, "is inside -keep"},
+	} {
+		checkBad(t, dir, c)
+	}
+}
+
+// TestHelpHelp: 'help help' is the overview ('help' is among the topics the unknown-topic error
+// lists, and was refused as unknown itself).
+func TestHelpHelp(t *testing.T) {
+	dir := t.TempDir()
+	want := mustRun(t, dir, "help").stdout
+	for _, args := range [][]string{{"help", "help"}, {"help", "-h"}, {"-h", "help"}} {
+		if r := runBin(t, dir, args...); r.code != exitOK || r.stdout != want {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	if r := runBin(t, dir, "help", "nothing"); r.code != exitBadInput || !strings.Contains(r.stderr, "help") {
+		t.Errorf("help nothing: exit %d, %q", r.code, r.stderr)
+	}
+}
