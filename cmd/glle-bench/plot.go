@@ -115,13 +115,20 @@ func everyNth(x []float64, step int) []float64 {
 	return out
 }
 
-// embeddingPanel plots the first two columns of Y (a 1-D embedding against the colour).
+// embeddingPanel plots the first two columns of Y (a 1-D embedding against the colour); the
+// title says so when Y has other than two columns.
 func embeddingPanel(title string, Y *mat.Dense, col []float64) (*plot.Plot, error) {
 	_, p := Y.Dims()
 	xs := column(Y, 0)
 	ys := col
-	if p >= 2 {
+	switch {
+	case p >= 2:
 		ys = column(Y, 1)
+		if p > 2 {
+			title += fmt.Sprintf(" [axes 1-2 of %d]", p)
+		}
+	default:
+		title += " [axis 1 across, colour up]"
 	}
 	return scatterPanel(title, xs, ys, col)
 }

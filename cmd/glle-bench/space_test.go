@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // TestCheckSpace: outputs larger than the device's free space are refused, small ones and
@@ -140,6 +142,22 @@ func TestPlotWithinFitMemory(t *testing.T) {
 	}
 	if r := float64(peak) / float64(rep.Fit.Memory.Peak); r > 1.3 {
 		t.Errorf("embed -n 60000 -plot: peak RSS %d is %.2f times the fit's estimate %d (at most 1.3)", peak, r, rep.Fit.Memory.Peak)
+	}
+}
+
+// TestEmbeddingPanelAxes: a panel of an embedding with other than two columns says which
+// axes it shows (a -dim 3 plot showed two of three axes, and a -dim 1 plot the colour as its
+// vertical axis, without a word before session 33).
+func TestEmbeddingPanelAxes(t *testing.T) {
+	col := []float64{0, 1, 2}
+	for _, c := range []struct {
+		p    int
+		want string
+	}{{1, "t [axis 1 across, colour up]"}, {2, "t"}, {3, "t [axes 1-2 of 3]"}} {
+		pl, err := embeddingPanel("t", mat.NewDense(3, c.p, nil), col)
+		if err != nil || pl.Title.Text != c.want {
+			t.Errorf("dim %d: title %q (%v), want %q", c.p, pl.Title.Text, err, c.want)
+		}
 	}
 }
 
