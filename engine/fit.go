@@ -185,8 +185,10 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("reg = %g is too large for an absolute ridge (at most %g, the square of the largest coordinate accepted, %g): use a smaller reg", s.Reg, maxAbsReg(d, s.K), maxRawFitMagnitude(d, s.K))
 	case s.EMIters < 1:
 		return inputErr("em-iters = %d: must be at least 1", s.EMIters)
-	case !(s.EMTol > 0) || math.IsInf(s.EMTol, 0):
-		return inputErr("em-tol = %v: must be a positive finite number, such as the default 1e-10", s.EMTol)
+	case !(s.EMTol > 0 && s.EMTol < 1):
+		// A relative change: a tolerance of 1 or more stopped EM after its first iteration,
+		// reported as converged (sigma 40 times its fixed point in a user trial).
+		return inputErr("em-tol = %v: must be a relative tolerance in (0, 1), such as the default 1e-10", s.EMTol)
 	case s.DirectRidge < 0 || math.IsNaN(s.DirectRidge) || math.IsInf(s.DirectRidge, 0):
 		return inputErr("direct-ridge = %v: must be a non-negative finite number", s.DirectRidge)
 	case s.RegMode != RegTrace && s.RegMode != RegAbsolute:

@@ -135,7 +135,8 @@ type Settings struct {
 	// k = 100 on Swiss rolls (a cap of 200 stopped k = 100 four times above the fixed point
 	// before session 31).
 	EMIters int
-	// EMTol is the convergence tolerance of the EM method. Default 1e-10.
+	// EMTol is the convergence tolerance of the EM method, a relative change in (0, 1).
+	// Default 1e-10.
 	EMTol float64
 	// DirectRidge is an explicit ridge added to X_i^T X_i + Y_i^T Y_i by DirectPaper.
 	// Default 0: singular matrices make the fit fail with a *DegenerateError.

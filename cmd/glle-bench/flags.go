@@ -432,6 +432,8 @@ func parseEmbed(args []string) (embedConfig, error) {
 		return c, badInput("use a small positive value such as 1e-10", "-em-tol %v: must be a finite positive number", s.EMTol)
 	case !(s.EMTol > 0):
 		return c, badInput("use a small positive value such as 1e-10", "-em-tol %v: must be positive", s.EMTol)
+	case s.EMTol >= 1:
+		return c, badInput("use a small positive value such as 1e-10", "-em-tol %v: a relative tolerance must be below 1 (at 1 or more em stops after its first iteration)", s.EMTol)
 	case set["em-iters"] && s.EMIters < 1:
 		return c, badInput("use -em-iters 1 or more", "-em-iters %d: must be at least 1", s.EMIters)
 	case !finite(s.DirectRidge):

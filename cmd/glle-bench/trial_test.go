@@ -155,6 +155,7 @@ func TestTrialBadInput(t *testing.T) {
 		// Infinite values named the wrong rule ("must be positive").
 		{"reg Inf", append(ds, "-reg", "Inf"), "-reg +Inf: the regularization must be a finite positive number"},
 		{"em-tol Inf", append(ds, "-method", "em", "-em-tol", "+Inf"), "-em-tol +Inf: must be a finite positive number"},
+		{"em-tol 5", append(ds, "-method", "em", "-em-tol", "5"), "-em-tol 5: a relative tolerance must be below 1"},
 		{"direct-ridge Inf", append(ds, "-method", "direct-paper", "-direct-ridge", "Inf"), "-direct-ridge +Inf: must be a finite non-negative number"},
 		{"embed cov-scale Inf", append(em, "-cov-scale", "Inf"), "-cov-scale +Inf: the covariance scale must be a finite non-negative number"},
 		{"generate cov-scale Inf", append(gen, "-cov-scale", "Inf", "-out", "g"), "must be a finite non-negative number"},
