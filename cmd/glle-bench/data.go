@@ -29,7 +29,7 @@ func readData(ctx context.Context, stderr io.Writer, flagName, path string) (*ma
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, dataFileError(flagName, path, err, "give a 2-D numeric .npy (float64 or float32) or .csv file with finite values")
+		return nil, dataFileError(flagName, path, err, "give a 2-D numeric .npy (float or integer dtype) or .csv file with finite values")
 	}
 	return X, nil
 }
