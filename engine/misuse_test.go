@@ -199,6 +199,14 @@ func TestEditedModelValues(t *testing.T) {
 			wantInputError(t, meth.String()+" Generate after a NaN in Embedding", err, "Embedding has a non-finite value (+Inf) at row 0, column 0")
 			_, err = m.TransformSample(ctx, Q, 1, 0, 1)
 			wantInputError(t, meth.String()+" TransformSample after a NaN in Embedding", err, "Embedding has a non-finite value")
+			if meth == Direct || meth == DirectPaper {
+				// With a finite Ytrain they still read the base embedding (their Gamma): direct
+				// blamed the new points and direct-paper returned a finite, wrong result before
+				// a review of session 33.
+				Y := mat.NewDense(m.N, m.Dim, nil)
+				_, err = m.TransformSampleOnto(ctx, Q, Y, 1, 0, 1)
+				wantInputError(t, meth.String()+" TransformSampleOnto after a NaN in Embedding", err, "Embedding has a non-finite value")
+			}
 		}
 		m = mustFit(t, X, settingsFor(meth))
 		m.Scaling = PaperScaling

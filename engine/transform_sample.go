@@ -111,9 +111,14 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	part := make([]int, parallel.Workers(m.st.workers))
 	first := make([]int, len(part))
 	badY := make([]int, len(part)) // per worker, the lowest row of Ytrain read that is not finite
+	// Direct and DirectPaper read the base embedding's rows too (their Gamma), whatever Ytrain:
+	// per worker, the lowest such row that is not finite.
+	badBase := make([]int, len(part))
+	base := m.Embedding.RawMatrix().Data
+	checkBase := Ytrain != nil && (m.Method == Direct || m.Method == DirectPaper)
 	for w := range badY {
 		// -1 before the loop: parallel.For runs fewer ranges than workers when q is small.
-		first[w], badY[w] = -1, -1
+		first[w], badY[w], badBase[w] = -1, -1, -1
 	}
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
@@ -128,8 +133,12 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			nbr := idx[i*k : (i+1)*k]
 			yo := out[i*p : (i+1)*p]
 			for _, nb := range nbr {
-				if r := int(nb); (badY[w] < 0 || r < badY[w]) && hasNonFinite(yt[r*ys:r*ys+p]) {
+				r := int(nb)
+				if (badY[w] < 0 || r < badY[w]) && hasNonFinite(yt[r*ys:r*ys+p]) {
 					badY[w] = r
+				}
+				if checkBase && (badBase[w] < 0 || r < badBase[w]) && hasNonFinite(base[r*p:r*p+p]) {
+					badBase[w] = r
 				}
 			}
 			if dist[i*k] == 0 {
@@ -154,6 +163,9 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	})
 	if err != nil {
 		return err
+	}
+	if r := minRow(badBase); r >= 0 {
+		return embeddingEdited(base, p, []int32{int32(r)})
 	}
 	if r := minRow(badY); r >= 0 {
 		if Ytrain == nil {

@@ -507,10 +507,12 @@ func TestCancelledContext(t *testing.T) {
 			t.Skipf("Factorize returned (%v) before the cancellation %v in", err, delay)
 		}
 		el := ret.Sub(<-at)
-		if !errors.Is(err, context.Canceled) {
-			// nil: the factorization ran to its end after the cancellation.
+		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatalf("interrupted Factorize: %v %v after the cancellation, want context.Canceled", err, el)
 		}
+		// nil: the factorization ran to its end after the cancellation, which passes only
+		// within the limit (its last supernodes were under way: the measured run outpaced
+		// the calibration); an ignored cancellation takes about three quarters of full.
 		return el, limit, fmt.Sprintf("Factorize cancelled %v in (uncancelled %v)", delay, full)
 	})
 }

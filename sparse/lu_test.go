@@ -888,10 +888,12 @@ func TestBPatternNormCancel(t *testing.T) {
 			// dropped between the runs); nothing to measure.
 			t.Skipf("Fill returned before its %v deadline", delay)
 		}
-		if !errors.Is(err, context.DeadlineExceeded) {
-			// nil: the norm ran to its end past the deadline.
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Fill with a %v deadline: %v %v past it, want the deadline's error", delay, err, el)
 		}
+		// nil: the norm ran to its end past the deadline, which passes only within the limit
+		// (the measured run outpaced the calibration); an ignored deadline takes about three
+		// quarters of full.
 		return el, limit, fmt.Sprintf("Fill with a deadline %v in (uncancelled %v)", delay, full)
 	})
 }

@@ -209,7 +209,7 @@ func readDelimited(r io.Reader, sep byte) (*mat.Dense, []string, error) {
 					// Only a quoted cell holds a comma in a comma-separated file.
 					if dot := strings.Replace(f, ",", ".", 1); strings.Count(f, ",") == 1 {
 						if _, err := parseNumber(dot); err == nil || isRangeErr(err) {
-							return &fixError{fmt.Sprintf("line %d, column %d: %q has a decimal comma, which is not read as a number: write a decimal point (%s; export the file with '.' as the decimal separator)", lineNo, j+1, clip(f), clip(dot))}
+							return &fixError{fmt.Sprintf("line %d, column %d: %q has a comma, which is not read as a number: write a decimal point for a decimal comma (%s), or drop a thousands separator (%s); export the file with '.' as the decimal separator and no thousands separators", lineNo, j+1, clip(f), clip(dot), clip(strings.Replace(f, ",", "", 1)))}
 						}
 					}
 					return &fixError{fmt.Sprintf("line %d, column %d: %q is not a number (a comma inside a quoted or tab- or space-separated cell does not separate values: one value per cell)", lineNo, j+1, clip(f))}
@@ -467,7 +467,19 @@ func hasUnquoted(line string, c byte) bool {
 		return false
 	}
 	cells, qerr := splitCells(line, c, nil)
-	return qerr != nil || len(cells) > 1
+	if qerr == nil {
+		return len(cells) > 1
+	}
+	// A quoting error with c as the separator: c separates values unless the line splits
+	// cleanly on a tab or blanks (a quoted "a,b" followed by a tab and another name).
+	for _, o := range []byte{'\t', ' '} {
+		if o != c {
+			if _, e := splitCells(line, o, nil); e == nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func allNonEmpty(fields []string) bool {
@@ -540,8 +552,9 @@ func WriteMatrix(path string, m *mat.Dense) error {
 }
 
 // WriteCSV writes m as comma-separated text, one row per line, preceded by a header line
-// when header is not nil (it must have one name per column; a name holding a comma, a double
-// quote or white space is written in double quotes, as ReadCSV reads it).
+// when header is not nil (it must have one name per column, without line breaks; a name
+// holding a comma, a double quote or white space is written in double quotes, as ReadCSV
+// reads it).
 func WriteCSV(w io.Writer, m mat.Matrix, header []string) error {
 	return writeDelimited(w, m, header, ',')
 }
@@ -550,6 +563,12 @@ func writeDelimited(w io.Writer, m mat.Matrix, header []string, sep byte) error 
 	r, c := m.Dims()
 	if header != nil && len(header) != c {
 		return fmt.Errorf("dataio: %d header names for %d columns", len(header), c)
+	}
+	for j, h := range header {
+		if strings.Contains(h, "\n") {
+			// ReadCSV reads a line at a time: a quoted cell cannot span lines.
+			return fmt.Errorf("dataio: header name %d (%q) holds a line break, which ReadCSV cannot read back: remove it", j, h)
+		}
 	}
 	buf := make([]byte, 0, 1<<15)
 	flush := func() error {

@@ -41,6 +41,10 @@ func TestReadCSV(t *testing.T) {
 		// RFC 4180 quoting: the separator inside quotes is part of the cell ("line 2 has 3
 		// values, expected 4" before, a user trial), "" is one quote.
 		{"quoted-comma-header", "\"a,b\",c,d\n1,2,3\n4,5,6\n", [][]float64{{1, 2, 3}, {4, 5, 6}}, []string{"a,b", "c", "d"}},
+		// Tab- and space-separated with a quoted comma: read as comma-separated, and refused,
+		// before a review of session 33.
+		{"quoted-comma-tab", "\"a,b\"\t\"c\"\n1\t2\n", [][]float64{{1, 2}}, []string{"a,b", "c"}},
+		{"quoted-comma-space", "\"a,b\" \"c\"\n1 2\n", [][]float64{{1, 2}}, []string{"a,b", "c"}},
 		{"quoted-doubled-quote", "\"say \"\"hi\"\"\", \"x\"\n\"1\" ,2\n", [][]float64{{1, 2}}, []string{`say "hi"`, "x"}},
 		{"quoted-tab-header", "\"a\tb\"\tc\n1\t2\n", [][]float64{{1, 2}}, []string{"a\tb", "c"}},
 		{"quoted-space-header", "\"sepal length\" \"sepal width\"\n1 2\n", [][]float64{{1, 2}}, []string{"sepal length", "sepal width"}},
@@ -125,8 +129,12 @@ func TestReadCSVErrors(t *testing.T) {
 		{"empty-cell", "1,,3\n", "line 1, column 2: empty cell"},
 		{"semicolons", "x;y\n1;2\n", `line 2, column 1: "1;2" is not a number (semicolons do not separate values: use commas, tabs or spaces)`},
 		// A quoted value with a decimal comma: `"\"1" is not a number` before (a user trial).
-		{"decimal-comma", "x,y\n\"1,5\",2\n", `line 2, column 1: "1,5" has a decimal comma, which is not read as a number: write a decimal point (1.5; export the file with '.' as the decimal separator)`},
-		{"decimal-comma-tsv", "x\ty\n2\t-1,5e3\n", `line 2, column 2: "-1,5e3" has a decimal comma, which is not read as a number: write a decimal point (-1.5e3; export the file with '.' as the decimal separator)`},
+		{"decimal-comma", "x,y\n\"1,5\",2\n", `line 2, column 1: "1,5" has a comma, which is not read as a number: write a decimal point for a decimal comma (1.5), or drop a thousands separator (15); export the file with '.' as the decimal separator and no thousands separators`},
+		{"decimal-comma-tsv", "x\ty\n2\t-1,5e3\n", `line 2, column 2: "-1,5e3" has a comma, which is not read as a number: write a decimal point for a decimal comma (-1.5e3), or drop a thousands separator (-15e3); export the file with '.' as the decimal separator and no thousands separators`},
+		// A thousands separator: the advice was only a decimal point, which made 1,000 into 1.
+		{"thousands", "x,y\n\"1,000\",2\n", `line 2, column 1: "1,000" has a comma, which is not read as a number: write a decimal point for a decimal comma (1.000), or drop a thousands separator (1000); export the file with '.' as the decimal separator and no thousands separators`},
+		// A quoted name with a comma in a tab-separated file was read as comma-separated.
+		{"quoted-comma-tab-header", "\"a,b\"\tc\n1\t2\n\"x\"\t3\n", `line 3, column 1: "x" is not a number`},
 		{"quoted-two-values", "x,y\n\"1,2,3\",2\n", `line 2, column 1: "1,2,3" is not a number (a comma inside a quoted or tab- or space-separated cell does not separate values: one value per cell)`},
 		{"quote-unclosed", "x,y\n\"1,2\n", "line 2, column 1: the double quote that opens this cell is not closed on the line: close it (a cell spanning lines is not supported) or remove it"},
 		{"quote-trailing-text", "\"a\"b,c\n1,2\n", `line 1, column 1: text follows the closing double quote of a quoted cell: quote the whole cell, writing each double quote inside it as two ("")`},
@@ -236,6 +244,12 @@ func TestWriteReadMatrix(t *testing.T) {
 	}
 	if _, h, err := ReadCSV(strings.NewReader(sb.String())); err != nil || !reflect.DeepEqual(h, names) {
 		t.Errorf("read back header %q, %v", h, err)
+	}
+	// A line break in a name: written quoted across two lines before a review of session 33,
+	// which ReadCSV (a line at a time) refused.
+	sb.Reset()
+	if err := WriteCSV(&sb, mat.NewDense(1, 2, []float64{1, 2}), []string{"a\nb", "c"}); err == nil || !strings.Contains(err.Error(), "line break") || sb.Len() != 0 {
+		t.Errorf("a name with a line break: %v, wrote %q", err, sb.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // syncBuffer is a bytes.Buffer safe for a running command's output and the test reading it.
@@ -146,6 +148,46 @@ func TestFIFOOutputInterrupt(t *testing.T) {
 	}
 }
 
+// TestFIFOPartialInterrupt: an -out pipe whose reader holds it open without reading takes the
+// first 64 KiB of the output (the pipe's buffer) and then blocks the commit; an interrupt
+// then exits 130 and says that the pipe had passed part of its output (it said that no
+// output was written before a review of session 33).
+func TestFIFOPartialInterrupt(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	fifo := mkfifo(t, dir, "p.npy")
+	// Our own reader, opened without waiting for a writer, which never reads.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// 20000 x 2 float64 values: 320 kB, five times the pipe's buffer.
+	cmd, se := startBin(t, dir, tmp, "embed", "-dataset", "swissroll", "-n", "20000", "-out", "p.npy", "-json", "r.json")
+	buffered := func() int {
+		var n int32
+		syscall.Syscall(syscall.SYS_IOCTL, r.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+		return int(n)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for buffered() == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if buffered() == 0 {
+		cmd.Process.Kill()
+		t.Fatalf("nothing reached the pipe within a minute; stderr %q", se.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitWithin(t, cmd, 10*time.Second, "partial pipe"); code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitInterrupted, se.String())
+	}
+	if !strings.Contains(se.String(), "had already passed") || strings.Contains(se.String(), "no output was written") {
+		t.Errorf("stderr %q", se.String())
+	}
+	if files := listTree(t, dir); len(files) != 1 || files[0] != "p.npy" {
+		t.Errorf("the interrupted run left %v", files)
+	}
+}
+
 // TestFIFOInputInterrupt: an -in (or -color) named pipe without a writer ignored the first
 // SIGINT (the open waited in the kernel; a user trial); now the first signal ends the run with
 // exit 130, and so does one while a writer holds the pipe open without writing.
@@ -175,11 +217,33 @@ func TestFIFOInputInterrupt(t *testing.T) {
 	}
 	defer func() { w.Process.Kill(); w.Wait() }()
 	cmd, se := startBin(t, dir, tmp, "embed", "-in", "in.csv", "-out", "y.npy")
-	time.Sleep(500 * time.Millisecond)
+	// Signal once the run holds the pipe open (it then waits in the read), not after a fixed
+	// sleep, which a loaded machine can outlast (a vacuous pass) or undercut.
+	waitOpened(t, cmd.Process.Pid, filepath.Join(dir, "in.csv"))
 	cmd.Process.Signal(syscall.SIGINT)
 	if code := exitWithin(t, cmd, 10*time.Second, "stalled writer"); code != exitInterrupted {
 		t.Errorf("stalled writer: exit %d, want %d; stderr %q", code, exitInterrupted, se.String())
 	}
+}
+
+// waitOpened waits (at most a minute) until process pid has the file path open, from its
+// /proc/PID/fd links; it skips the test where /proc does not list them.
+func waitOpened(t *testing.T, pid int, path string) {
+	t.Helper()
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	if _, err := os.ReadDir(fdDir); err != nil {
+		t.Skip("no /proc/PID/fd here:", err)
+	}
+	want, _ := filepath.EvalSymlinks(path)
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		es, _ := os.ReadDir(fdDir)
+		for _, e := range es {
+			if l, err := os.Readlink(filepath.Join(fdDir, e.Name())); err == nil && (l == path || l == want) {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d never opened %s", pid, path)
 }
 
 // TestOpenFIFOCancel: openFIFO returns the context's error as soon as it is done, for either

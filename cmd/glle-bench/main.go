@@ -140,6 +140,9 @@ func fail(stderr io.Writer, ctx context.Context, err error) int {
 	msg := oneLine(err.Error())
 	if code == exitInterrupted {
 		msg = "interrupted: no output was written and existing files are unchanged"
+		if pw := partialPipe.Load(); pw != nil {
+			msg = fmt.Sprintf("interrupted: no file was written and existing files are unchanged, but the named pipe %q had already passed %d bytes of its output to its reader", clip(pw.path), pw.bytes)
+		}
 	}
 	fmt.Fprintf(stderr, "glle-bench: %s\n", msg)
 	return code

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"glle/bench/dataio"
@@ -533,17 +534,31 @@ func (o *outputs) copyInto(flag, path, src string) error {
 		}
 		stop := stopWithContext(ctx, out)
 		defer stop()
-		_, err = io.Copy(out, in)
+		n, err := io.Copy(out, in)
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
 		if ctx.Err() != nil {
+			if n > 0 {
+				partialPipe.Store(&pipeWrite{path: path, bytes: n})
+			}
 			return ctx.Err()
 		}
 		return err
 	}
 	return copyInto(path, src)
 }
+
+// pipeWrite records a named pipe that received part of its output before an interrupt: data
+// a reader has taken cannot be taken back, so the interrupt's message must not say that
+// nothing was written (fail).
+type pipeWrite struct {
+	path  string
+	bytes int64
+}
+
+// partialPipe is the run's pipeWrite, nil when no pipe was written in part.
+var partialPipe atomic.Pointer[pipeWrite]
 
 // copyInto is outputs.copyInto without a context.
 func copyInto(path, src string) error {

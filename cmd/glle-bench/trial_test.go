@@ -64,7 +64,7 @@ func TestQuotedCSV(t *testing.T) {
 		t.Error("the data under a quoted header embeds differently")
 	}
 	os.WriteFile(filepath.Join(dir, "comma.csv"), append([]byte("a,b,c\n\"1,5\",2,3\n"), x...), 0o644)
-	checkBad(t, dir, badCase{"decimal comma", []string{"embed", "-in", "comma.csv", "-out", "z.npy"}, `"1,5" has a decimal comma, which is not read as a number: write a decimal point (1.5`})
+	checkBad(t, dir, badCase{"decimal comma", []string{"embed", "-in", "comma.csv", "-out", "z.npy"}, `"1,5" has a comma, which is not read as a number: write a decimal point for a decimal comma (1.5)`})
 	os.WriteFile(filepath.Join(dir, "open.csv"), append([]byte("\"a,b,c\n"), x...), 0o644)
 	checkBad(t, dir, badCase{"unclosed quote", []string{"embed", "-in", "open.csv", "-out", "z.npy"}, "double quote that opens this cell is not closed"})
 }

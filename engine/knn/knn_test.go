@@ -473,10 +473,12 @@ func TestCancellation(t *testing.T) {
 					t.Skipf("the search finished (%v) before the cancellation %v in", err, delay)
 				}
 				el := ret.Sub(<-at)
-				if !errors.Is(err, context.Canceled) {
-					// nil: the search ran to its end after the cancellation.
+				if err != nil && !errors.Is(err, context.Canceled) {
 					t.Fatalf("err %v %v after the cancellation, want context.Canceled", err, el)
 				}
+				// nil: the search ran to its end after the cancellation, which passes only
+				// within the limit (the measured run outpaced the calibration); an ignored
+				// cancellation takes about three quarters of full.
 				return el, limit, fmt.Sprintf("%v n=%d d=%d cancelled %v in (uncancelled %v)", tc.me, tc.n, tc.d, delay, full)
 			})
 		})
