@@ -153,7 +153,8 @@ func checkOutName(flagName, path string) error {
 		return nil
 	}
 	if base := filepath.Base(path); strings.TrimSuffix(base, filepath.Ext(base)) == "" {
-		return badInput("put a name before the extension, e.g. Y"+filepath.Ext(base), "-%s %q has no file name before its extension", flagName, clip(path))
+		// The example quoted: the extension may end in white space (-json ". ", a fuzz find).
+		return badInput(fmt.Sprintf("put a name before the extension, e.g. %q", "Y"+filepath.Ext(base)), "-%s %q has no file name before its extension", flagName, clip(path))
 	}
 	return nil
 }
