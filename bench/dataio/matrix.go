@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -401,15 +402,32 @@ func splitCells(line string, sep byte, dst []string) ([]string, *quoteError) {
 		}
 		return dst, nil
 	}
-	blank := func(c byte) bool {
-		return (c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r') && (sep == ' ' || c != sep)
+	// blank is the byte length of a white-space character at line[i] other than the separator
+	// (0 if there is none): Unicode spaces, as strings.Fields and strings.TrimSpace read them in
+	// lines without quotes (a no-break space separated cells there and not here before a
+	// review of session 33).
+	blank := func(i int) int {
+		r, n := utf8.DecodeRuneInString(line[i:])
+		if unicode.IsSpace(r) && (sep == ' ' || r != rune(sep)) {
+			return n
+		}
+		return 0
 	}
-	isSep := func(c byte) bool { return sep == ' ' && blank(c) || sep != ' ' && c == sep }
+	// sepLen is the byte length of a separator at line[i] (0 if there is none).
+	sepLen := func(i int) int {
+		if sep == ' ' {
+			return blank(i)
+		}
+		if line[i] == sep {
+			return 1
+		}
+		return 0
+	}
 	var b strings.Builder
 	i := 0
 	for {
-		for i < len(line) && blank(line[i]) {
-			i++
+		for i < len(line) && blank(i) > 0 {
+			i += blank(i)
 		}
 		if sep == ' ' && i == len(line) {
 			return dst, nil
@@ -435,18 +453,18 @@ func splitCells(line string, sep byte, dst []string) ([]string, *quoteError) {
 			if !closed {
 				return dst, &quoteError{col: col, unclosed: true}
 			}
-			for sep != ' ' && j < len(line) && blank(line[j]) {
-				j++
+			for sep != ' ' && j < len(line) && blank(j) > 0 {
+				j += blank(j)
 			}
-			if j < len(line) && !isSep(line[j]) {
+			if j < len(line) && sepLen(j) == 0 {
 				return dst, &quoteError{col: col}
 			}
 			dst = append(dst, b.String())
 			i = j
 		} else {
 			j := i
-			for j < len(line) && !isSep(line[j]) {
-				j++
+			for j < len(line) && sepLen(j) == 0 {
+				j++ // a byte at a time: no separator starts inside a multi-byte character
 			}
 			dst = append(dst, strings.TrimSpace(line[i:j]))
 			i = j

@@ -45,6 +45,11 @@ func TestReadCSV(t *testing.T) {
 		// before a review of session 33.
 		{"quoted-comma-tab", "\"a,b\"\t\"c\"\n1\t2\n", [][]float64{{1, 2}}, []string{"a,b", "c"}},
 		{"quoted-comma-space", "\"a,b\" \"c\"\n1 2\n", [][]float64{{1, 2}}, []string{"a,b", "c"}},
+		// A no-break space beside a quoted cell: a separator (space-separated) and trimmed
+		// (comma-separated), as in lines without quotes; ASCII blanks only before a review of
+		// session 33 ("line 1 has 1 values", and "\"2\"" kept its quotes).
+		{"nbsp-quoted-space", "3 4\n1\u00a0\"2\"\n", [][]float64{{3, 4}, {1, 2}}, nil},
+		{"nbsp-quoted-comma", "3,4\n1 , \u00a0\"2\"\u00a0\n", [][]float64{{3, 4}, {1, 2}}, nil},
 		{"quoted-doubled-quote", "\"say \"\"hi\"\"\", \"x\"\n\"1\" ,2\n", [][]float64{{1, 2}}, []string{`say "hi"`, "x"}},
 		{"quoted-tab-header", "\"a\tb\"\tc\n1\t2\n", [][]float64{{1, 2}}, []string{"a\tb", "c"}},
 		{"quoted-space-header", "\"sepal length\" \"sepal width\"\n1 2\n", [][]float64{{1, 2}}, []string{"sepal length", "sepal width"}},
