@@ -67,18 +67,89 @@ func (f *flags) str(p *string, name, def, arg, usage string, defText ...string) 
 	f.specs = append(f.specs, flagSpec{name, arg, d, usage})
 }
 
+// decimalInt, decimalU64 and decimalFloat are flag values written in decimal only, as the data
+// readers take numbers: the flag package's own also read Go's spellings (-k 0x10 was 16, 1_0
+// was 10, -cov-scale 0x1p-2 was 0.25), which a user trial found.
+type (
+	decimalInt   int
+	decimalU64   uint64
+	decimalFloat float64
+)
+
+// errNotDecimal is the Set error of the decimal flag values for a non-decimal spelling.
+var errNotDecimal = errors.New("write the number in decimal, without a base prefix or '_'")
+
+// goSpelling reports whether s uses one of Go's number spellings beyond decimal: a digit
+// separator '_' or a base prefix 0x, 0o or 0b (after an optional sign).
+func goSpelling(s string) bool {
+	t := strings.TrimLeft(s, "+-")
+	return strings.Contains(s, "_") || len(t) > 1 && t[0] == '0' && strings.ContainsRune("xXoObB", rune(t[1]))
+}
+
+func (v *decimalInt) Set(s string) error {
+	if goSpelling(s) {
+		return errNotDecimal
+	}
+	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if err != nil {
+		return numError(err)
+	}
+	*v = decimalInt(n)
+	return nil
+}
+
+func (v *decimalU64) Set(s string) error {
+	if goSpelling(s) {
+		return errNotDecimal
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return numError(err)
+	}
+	*v = decimalU64(n)
+	return nil
+}
+
+func (v *decimalFloat) Set(s string) error {
+	if goSpelling(s) {
+		return errNotDecimal
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return numError(err) // as the flag package: out of range too
+	}
+	*v = decimalFloat(x)
+	return nil
+}
+
+func (v *decimalInt) String() string   { return strconv.Itoa(int(*v)) }
+func (v *decimalU64) String() string   { return strconv.FormatUint(uint64(*v), 10) }
+func (v *decimalFloat) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
+
+// numError turns a strconv error into the flag package's own wording ("parse error", "value out
+// of range"), so the messages stay as they were.
+func numError(err error) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return errors.New("value out of range")
+	}
+	return errors.New("parse error")
+}
+
 func (f *flags) int(p *int, name string, def int, usage string, defText ...string) {
-	f.fs.IntVar(p, name, def, usage)
+	*p = def
+	f.fs.Var((*decimalInt)(p), name, usage)
 	f.specs = append(f.specs, flagSpec{name, "N", pick(defText, fmt.Sprint(def)), usage})
 }
 
 func (f *flags) u64(p *uint64, name string, def uint64, usage string, defText ...string) {
-	f.fs.Uint64Var(p, name, def, usage)
+	*p = def
+	f.fs.Var((*decimalU64)(p), name, usage)
 	f.specs = append(f.specs, flagSpec{name, "S", pick(defText, fmt.Sprint(def)), usage})
 }
 
 func (f *flags) float(p *float64, name string, def float64, arg, usage string, defText ...string) {
-	f.fs.Float64Var(p, name, def, usage)
+	*p = def
+	f.fs.Var((*decimalFloat)(p), name, usage)
 	f.specs = append(f.specs, flagSpec{name, arg, pick(defText, fmt.Sprint(def)), usage})
 }
 

@@ -156,6 +156,12 @@ func TestTrialBadInput(t *testing.T) {
 		{"reg Inf", append(ds, "-reg", "Inf"), "-reg +Inf: the regularization must be a finite positive number"},
 		{"em-tol Inf", append(ds, "-method", "em", "-em-tol", "+Inf"), "-em-tol +Inf: must be a finite positive number"},
 		{"em-tol 5", append(ds, "-method", "em", "-em-tol", "5"), "-em-tol 5: a relative tolerance must be below 1"},
+		// Go's number spellings: read by the flag package (-k 0x10 was 16, 1_0 was 10, a user
+		// trial); refused since session 33, as the data readers refuse them.
+		{"k hex", append(ds, "-k", "0x10"), "invalid value \"0x10\" for flag -k: write the number in decimal, without a base prefix or '_'"},
+		{"k underscore", append(ds, "-k", "1_0"), "invalid value \"1_0\" for flag -k: write the number in decimal"},
+		{"cov-scale hex float", append(ds, "-method", "em", "-generations", "1", "-cov-scale", "0x1p-2"), "invalid value \"0x1p-2\" for flag -cov-scale: write the number in decimal"},
+		{"seed binary", append(ds, "-method", "em", "-generations", "1", "-seed", "0b1"), "invalid value \"0b1\" for flag -seed: write the number in decimal"},
 		{"direct-ridge Inf", append(ds, "-method", "direct-paper", "-direct-ridge", "Inf"), "-direct-ridge +Inf: must be a finite non-negative number"},
 		{"embed cov-scale Inf", append(em, "-cov-scale", "Inf"), "-cov-scale +Inf: the covariance scale must be a finite non-negative number"},
 		{"generate cov-scale Inf", append(gen, "-cov-scale", "Inf", "-out", "g"), "must be a finite non-negative number"},
