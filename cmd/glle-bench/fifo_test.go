@@ -9,30 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 )
-
-// syncBuffer is a bytes.Buffer safe for a running command's output and the test reading it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // mkfifo makes a named pipe in dir, or skips the test where there are none.
 func mkfifo(t *testing.T, dir, name string) string {
@@ -46,12 +27,12 @@ func mkfifo(t *testing.T, dir, name string) string {
 
 // startBin starts the binary in dir with its own temporary folder tmp (where a run stages
 // the content of a special output file); stderr is collected.
-func startBin(t *testing.T, dir, tmp string, args ...string) (*exec.Cmd, *syncBuffer) {
+func startBin(t *testing.T, dir, tmp string, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	se := &syncBuffer{}
+	se := &lockedBuffer{}
 	cmd.Stderr = se
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -61,7 +42,7 @@ func startBin(t *testing.T, dir, tmp string, args ...string) (*exec.Cmd, *syncBu
 
 // waitFor waits until stderr holds want (the run's note that it waits for the other end of a
 // pipe); after 20 s without it the test fails, and goes on (the run is waiting, or not).
-func waitFor(t *testing.T, se *syncBuffer, want string) {
+func waitFor(t *testing.T, se *lockedBuffer, want string) {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(10 * time.Millisecond) {
 		if strings.Contains(se.String(), want) {

@@ -10,7 +10,8 @@ import (
 	"glle/engine"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the progress redraw goroutine.
+// lockedBuffer is a bytes.Buffer safe for concurrent writers and readers: the progress redraw
+// goroutine, a running command's output read by the test (startBin).
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
