@@ -89,12 +89,12 @@ peers-deps:
 FUZZTIME ?=
 FUZZ_TARGETS ?= ./bench/dataio:FuzzReadNPY:500000x ./bench/dataio:FuzzReadCSV:400000x \
   ./cmd/glle-bench:FuzzParseArgs:150000x ./cmd/glle-bench:FuzzLoadModel:2000x \
-  ./cmd/glle-bench:FuzzParseBench:50000x ./cmd/glle-bench:FuzzParseVmHWM:80000x \
+  ./cmd/glle-bench:FuzzParseBench:50000x ./internal/procfs:FuzzSize:150000x \
   ./cmd/glle-bench:FuzzColorValues:25000x ./cmd/glle-bench:FuzzDecodePeerOutput:80000x \
   ./bench/scripts/benchmd:FuzzReadBench:12000x \
   ./bench/scripts/benchmd:FuzzReadSweep:60000x ./bench/scripts/benchmd:FuzzQuotedSections:50000x \
-  ./bench/scripts/benchmd:FuzzLoadFile:15000x ./bench/scripts/benchmd:FuzzMemTotal:150000x \
-  ./engine:FuzzParseBytes:150000x ./engine:FuzzParseMemTotal:150000x ./engine:FuzzReportJSON:100000x
+  ./bench/scripts/benchmd:FuzzLoadFile:15000x \
+  ./engine:FuzzParseBytes:150000x ./engine:FuzzReportJSON:100000x
 RACE_PKGS ?= ./parallel/ ./engine/knn/ ./sparse/ ./engine/
 
 .PHONY: fuzz race

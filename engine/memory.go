@@ -2,12 +2,12 @@ package engine
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"math/big"
-	"os"
 	"strconv"
 	"strings"
+
+	"glle/internal/procfs"
 )
 
 // MemoryEstimate is the predicted memory use of a fit with the sparse eigensolver, in bytes,
@@ -253,49 +253,7 @@ func ParseBytes(s string) (int64, error) {
 }
 
 // PhysicalMemory returns MemTotal from /proc/meminfo in bytes, or 0 when it is unknown.
-func PhysicalMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	return parseMemTotal(f)
-}
-
-// parseMemTotal returns the MemTotal line of /proc/meminfo text in bytes ("kB" is 1024), or 0
-// when there is none or its value is not a non-negative integer; a value whose bytes overflow
-// int64 saturates.
-func parseMemTotal(r io.Reader) int64 {
-	// Whole text, not a bufio.Scanner: a line longer than the scanner's 64 KiB ended the scan
-	// before a later MemTotal line (FuzzParseMemTotal). /proc/meminfo is a few KiB; 1 MiB
-	// bounds a source that never ends.
-	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "MemTotal:")
-		if !ok {
-			continue
-		}
-		fs := strings.Fields(rest)
-		if len(fs) == 0 {
-			return 0
-		}
-		v, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil || v < 0 {
-			return 0
-		}
-		if len(fs) > 1 && strings.EqualFold(fs[1], "kB") {
-			if v > math.MaxInt64/1024 {
-				return math.MaxInt64
-			}
-			v *= 1024
-		}
-		return v
-	}
-	return 0
-}
+func PhysicalMemory() int64 { return procfs.FileSize("/proc/meminfo", "MemTotal:") }
 
 // memoryLimit resolves Settings.MaxMemory: > 0 as given, 0 the physical memory (no limit when
 // unknown), < 0 no limit.

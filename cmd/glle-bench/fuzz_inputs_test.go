@@ -8,116 +8,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"testing/iotest"
 
 	"glle/bench/dataio"
 )
-
-// statusSample is the start of a real /proc/self/status (Linux 6.x), VmHWM in kB.
-const statusSample = "Name:\tglle-bench\nUmask:\t0022\nState:\tR (running)\nTgid:\t4242\nPid:\t4242\n" +
-	"VmPeak:\t 1302584 kB\nVmSize:\t 1302584 kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\n" +
-	"VmHWM:\t   68424 kB\nVmRSS:\t   68424 kB\nRssAnon:\t   63180 kB\nThreads:\t5\n"
-
-// wantVmHWM is an independent reading of parseVmHWM's contract (math/big, no strconv): the
-// first line of the first maxStatusBytes bytes that starts with "VmHWM:" decides; its first
-// field must be a decimal integer in [0, MaxInt64], its unit absent (bytes) or kB (x1024,
-// saturated at MaxInt64); anything else is 0.
-func wantVmHWM(s string) int64 {
-	s = s[:min(len(s), maxStatusBytes)]
-	for _, line := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(line, "VmHWM:") {
-			continue
-		}
-		fs := strings.Fields(line[len("VmHWM:"):])
-		if len(fs) == 0 {
-			return 0
-		}
-		digits := strings.TrimPrefix(strings.TrimPrefix(fs[0], "+"), "-")
-		if digits == "" || strings.Trim(digits, "0123456789") != "" {
-			return 0
-		}
-		v, _ := new(big.Int).SetString(fs[0], 10)
-		if v.Sign() < 0 || !v.IsInt64() {
-			return 0
-		}
-		switch {
-		case len(fs) == 1:
-		case strings.EqualFold(fs[1], "kb"):
-			v.Mul(v, big.NewInt(1024))
-		default:
-			return 0
-		}
-		if !v.IsInt64() {
-			return math.MaxInt64
-		}
-		return v.Int64()
-	}
-	return 0
-}
-
-// FuzzParseVmHWM: parseVmHWM (the peak RSS of every summary) never panics and never returns a
-// negative size; it agrees with wantVmHWM (big-integer arithmetic, so the saturation of the kB
-// multiplication is checked independently), and it gives the same answer read one byte at a
-// time, with "\r\n" line ends, after other status lines, and 0 when the reader fails.
-func FuzzParseVmHWM(f *testing.F) {
-	for _, s := range []string{
-		statusSample,
-		"VmHWM:\t       0 kB\n",
-		"VmHWM: 12\n",
-		"VmHWM: 9007199254740991 kB\n",  // the largest kB value that fits, times 1024
-		"VmHWM: 9007199254740992 kB\n",  // saturates
-		"VmHWM: 9223372036854775808 kB", // beyond int64: unknown
-		"VmHWM: -5 kB\n",
-		"VmHWM: 1.5 kB\n",
-		"VmHWM: 0x10 kB\n",
-		"VmHWM: +7 KB\n",
-		"VmHWM: 7 MB\n",
-		"VmHWM:\n",
-		"VmHWM:\r\nVmRSS: 5 kB\r\n",
-		" VmHWM: 3 kB\nVmHWM: 4 kB\n",
-		"VmHWM: 3 kB\nVmHWM: 4 kB\n",
-		"vmhwm: 3 kB\n",
-		"",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := parseVmHWM(strings.NewReader(s))
-		if got < 0 {
-			t.Fatalf("parseVmHWM(%q) = %d", s, got)
-		}
-		if want := wantVmHWM(s); got != want {
-			t.Fatalf("parseVmHWM(%q) = %d, want %d", s, got, want)
-		}
-		if v := parseVmHWM(iotest.OneByteReader(strings.NewReader(s))); v != got {
-			t.Fatalf("parseVmHWM(%q) = %d one byte at a time, %d at once", s, v, got)
-		}
-		if len(s) > maxStatusBytes/4 {
-			return // the variants below could cross the read limit
-		}
-		if v := parseVmHWM(strings.NewReader(strings.ReplaceAll(s, "\n", "\r\n"))); v != got {
-			t.Fatalf("parseVmHWM(%q) = %d with CRLF line ends, %d with LF", s, v, got)
-		}
-		if v := parseVmHWM(strings.NewReader("Name:\tx\nVmPeak:\t 99 kB\n" + s)); v != got {
-			t.Fatalf("parseVmHWM(%q) = %d after other lines, %d alone", s, v, got)
-		}
-		if strings.HasPrefix(s, "VmHWM:") && !strings.Contains(s, "\n") {
-			if v := parseVmHWM(strings.NewReader(s + "\nVmHWM: 1 kB\n")); v != got {
-				t.Fatalf("parseVmHWM(%q) = %d, changed to %d by a second VmHWM line", s, got, v)
-			}
-		}
-		if v := parseVmHWM(io.MultiReader(strings.NewReader(s), iotest.ErrReader(errors.New("EIO")))); v != 0 {
-			t.Fatalf("parseVmHWM(%q) = %d from a failing reader, want 0 (unknown)", s, v)
-		}
-	})
-}
 
 // npyBytes is a version 1.0 .npy file with the given header fields and raw data.
 func npyBytes(descr, fortran, shape string, data []byte) []byte {
@@ -362,31 +261,6 @@ func referencePeerOutput(out []byte, n int) (peerOutput, bool) {
 		}
 	}
 	return peerOutput{Seconds: s, PeakRSSBytes: r}, true
-}
-
-// TestPeakRSSParse: parseVmHWM reads lines of any length (bufio.Scanner stops at 64 KiB), the
-// first VmHWM line decides, and a status text it cannot trust is 0 (unknown).
-func TestPeakRSSParse(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want int64
-	}{
-		{statusSample, 68424 << 10},
-		{strings.Repeat("x", 100000) + "\nVmHWM:\t 5 kB\n", 5 << 10},
-		{"VmHWM: 100000000000000000\n", 1e17}, // bytes: no unit
-		{"VmHWM: 100000000000000000 kB\n", math.MaxInt64},
-		{"VmHWM: -5 kB\n", 0},
-		{"VmHWM: 5 MB\n", 0},
-		{"VmHWM: x kB\nVmHWM: 5 kB\n", 0},
-		{strings.Repeat("\n", maxStatusBytes) + "VmHWM: 5 kB\n", 0}, // beyond the read limit
-	} {
-		if got := parseVmHWM(strings.NewReader(c.in)); got != c.want {
-			t.Errorf("parseVmHWM(%q) = %d, want %d", clip(c.in), got, c.want)
-		}
-	}
-	if got := parseVmHWM(iotest.TimeoutReader(strings.NewReader(statusSample))); got != 0 {
-		t.Errorf("parseVmHWM of a failing reader = %d, want 0", got)
-	}
 }
 
 // TestReadColor reads -color files of every accepted shape and refuses the others with a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"glle/bench/dataio"
 	"glle/engine"
+	"glle/internal/procfs"
 )
 
 // progress draws one live line on a terminal: the current stage, its count (EM iteration,
@@ -443,53 +443,4 @@ func jsonSafe(s *summary) *summary {
 }
 
 // peakRSS returns the peak resident set size (VmHWM) in bytes, or 0 when unknown.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	return parseVmHWM(f)
-}
-
-// maxStatusBytes bounds what parseVmHWM reads: /proc/self/status is a few KiB; a source that
-// never ends (or a huge file) must not exhaust memory.
-const maxStatusBytes = 1 << 20
-
-// parseVmHWM returns the VmHWM line of /proc/<pid>/status text in bytes, or 0 when it is
-// unknown: no such line in the first maxStatusBytes bytes (or r fails), or a first VmHWM
-// line whose value is not a non-negative decimal integer or whose unit is neither "kB" (1024
-// bytes, what the kernel writes; any case) nor absent (bytes, as parseMemTotal in engine reads
-// MemTotal). A value whose bytes overflow int64 saturates. Lines may end in "\n" or "\r\n"
-// and have any length.
-func parseVmHWM(r io.Reader) int64 {
-	b, err := io.ReadAll(io.LimitReader(r, maxStatusBytes))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "VmHWM:")
-		if !ok {
-			continue
-		}
-		fs := strings.Fields(rest)
-		if len(fs) == 0 {
-			return 0
-		}
-		v, err := strconv.ParseInt(fs[0], 10, 64)
-		if err != nil || v < 0 {
-			return 0
-		}
-		switch {
-		case len(fs) == 1:
-			return v
-		case strings.EqualFold(fs[1], "kB"):
-			if v > math.MaxInt64/1024 {
-				return math.MaxInt64
-			}
-			return v * 1024
-		}
-		return 0 // an unknown unit
-	}
-	return 0
-}
+func peakRSS() int64 { return procfs.FileSize("/proc/self/status", "VmHWM:") }

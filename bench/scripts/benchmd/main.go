@@ -22,6 +22,7 @@ import (
 
 	"glle/bench"
 	"glle/cgo"
+	"glle/internal/procfs"
 	"glle/kernels"
 )
 
@@ -194,29 +195,14 @@ func cpuModel() string {
 	return "unknown"
 }
 
-func memTotal() string {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
+func memTotal() string { return memGiB(procfs.FileSize("/proc/meminfo", "MemTotal:")) }
+
+// memGiB formats a MemTotal in bytes (procfs.Size) in GiB, or "unknown" for 0 (unknown).
+func memGiB(b int64) string {
+	if b <= 0 {
 		return "unknown"
 	}
-	return memTotalOf(string(b))
-}
-
-// memTotalOf returns the MemTotal of the /proc/meminfo text meminfo in GiB, or "unknown" when
-// no MemTotal line holds a positive number of kB.
-func memTotalOf(meminfo string) string {
-	for _, l := range strings.Split(meminfo, "\n") {
-		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 0 {
-				continue // "MemTotal:" without a value
-			}
-			if kb, err := strconv.ParseFloat(f[0], 64); err == nil && kb > 0 && !math.IsInf(kb, 0) { // not NaN, -0 or negative
-				return fmt.Sprintf("%.1f GiB", kb/(1<<20))
-			}
-		}
-	}
-	return "unknown"
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
 func dpkgVersion(pkg string) string {
