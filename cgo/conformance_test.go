@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack"
 
+	"glle/internal/testmat"
 	"glle/kernels"
 )
 
@@ -438,51 +439,6 @@ func TestBackendBLASConformance(t *testing.T) {
 	}
 }
 
-// randOrthogonal returns a random n x n orthogonal matrix (row-major): the product of n
-// Householder reflections I - 2 v v^T / (v^T v) with Gaussian v, applied to I.
-func randOrthogonal(rng *rand.Rand, n int) []float64 {
-	q := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		q[i*n+i] = 1
-	}
-	v := make([]float64, n)
-	for h := 0; h < n; h++ {
-		vv := 0.0
-		for i := range v {
-			v[i] = rng.NormFloat64()
-			vv += v[i] * v[i]
-		}
-		for c := 0; c < n; c++ {
-			s := 0.0
-			for r := 0; r < n; r++ {
-				s += v[r] * q[r*n+c]
-			}
-			s *= 2 / vv
-			for r := 0; r < n; r++ {
-				q[r*n+c] -= s * v[r]
-			}
-		}
-	}
-	return q
-}
-
-// withSpectrum returns the n x n row-major Q diag(lambda) Q^T for a random orthogonal Q.
-func withSpectrum(rng *rand.Rand, lambda []float64) []float64 {
-	n := len(lambda)
-	q := randOrthogonal(rng, n)
-	a := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			s := 0.0
-			for c, l := range lambda {
-				s += q[i*n+c] * l * q[j*n+c]
-			}
-			a[i*n+j], a[j*n+i] = s, s
-		}
-	}
-	return a
-}
-
 // randSPD returns Z Z^T / n + I/10 (n x n, Z standard normal): symmetric positive definite
 // with a condition number of a few hundred at most at these sizes.
 func randSPD(rng *rand.Rand, n int) []float64 {
@@ -770,7 +726,7 @@ func gesvd(t *testing.T, lp lapack.Float64, m, n int, a []float64) (s, uu, vt []
 
 // withSingular returns the m x n row-major U diag(sigma) V^T for random orthogonal U and V.
 func withSingular(rng *rand.Rand, m, n int, sigma []float64) []float64 {
-	uq, vq := randOrthogonal(rng, m), randOrthogonal(rng, n)
+	uq, vq := testmat.RandOrthogonal(rng, m), testmat.RandOrthogonal(rng, n)
 	a := make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
@@ -864,7 +820,7 @@ func TestBackendLAPACKConformance(t *testing.T) {
 				for _, c := range []struct {
 					a      []float64
 					lambda []float64
-				}{{sym, nil}, {withSpectrum(rng, lambda), lambda}} {
+				}{{sym, nil}, {testmat.WithSpectrum(rng, lambda), lambda}} {
 					for _, ul := range []blas.Uplo{blas.Lower, blas.Upper} {
 						w, v := syev(t, lp, ul, n, c.a)
 						if err := checkSyev(n, c.a, w, v, n+1, c.lambda); err != nil {
@@ -988,7 +944,7 @@ func TestConformanceOraclesCatchErrors(t *testing.T) {
 	// smallest and the largest eigenvalue swapped; the eigenvalues in descending order; a
 	// spectrum off by 1e-9 ||A||.
 	lambda := knownSpectrum(n)
-	as := withSpectrum(rng, lambda)
+	as := testmat.WithSpectrum(rng, lambda)
 	w, v := syev(t, lp, blas.Lower, n, as)
 	if err := checkSyev(n, as, w, v, n+1, lambda); err != nil {
 		t.Fatalf("the correct Dsyev refused: %v", err)

@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	lapackgonum "gonum.org/v1/gonum/lapack/gonum"
+
+	"glle/internal/testmat"
 )
 
 func randSPD(rng *rand.Rand, k int) []float64 {
@@ -85,51 +87,6 @@ func TestCholeskySolve(t *testing.T) {
 	}
 }
 
-// randOrthogonal returns a random n x n orthogonal matrix (row-major): the product of n
-// Householder reflections I - 2 u u^T / (u^T u) with Gaussian u, applied to I.
-func randOrthogonal(rng *rand.Rand, n int) []float64 {
-	q := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		q[i*n+i] = 1
-	}
-	u := make([]float64, n)
-	for h := 0; h < n; h++ {
-		uu := 0.0
-		for i := range u {
-			u[i] = rng.NormFloat64()
-			uu += u[i] * u[i]
-		}
-		for c := 0; c < n; c++ { // q <- (I - 2 u u^T / uu) q, column by column
-			s := 0.0
-			for r := 0; r < n; r++ {
-				s += u[r] * q[r*n+c]
-			}
-			s *= 2 / uu
-			for r := 0; r < n; r++ {
-				q[r*n+c] -= s * u[r]
-			}
-		}
-	}
-	return q
-}
-
-// withSpectrum returns Q diag(lambda) Q^T for a random orthogonal Q.
-func withSpectrum(rng *rand.Rand, lambda []float64) []float64 {
-	n := len(lambda)
-	q := randOrthogonal(rng, n)
-	a := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j <= i; j++ {
-			s := 0.0
-			for c, l := range lambda {
-				s += q[i*n+c] * l * q[j*n+c]
-			}
-			a[i*n+j], a[j*n+i] = s, s
-		}
-	}
-	return a
-}
-
 // TestSymEigenResidual checks A v = w v and V^T V = I for random SPD matrices and for
 // matrices with known repeated eigenvalues (a pair 1, 1 and, from n = 4 on, a double zero:
 // a rank deficiency), whose eigenvectors are determined only up to a rotation inside the
@@ -145,7 +102,7 @@ func TestSymEigenResidual(t *testing.T) {
 		cases := []struct {
 			a      []float64
 			lambda []float64 // the known spectrum, nil for the random SPD matrix
-		}{{randSPD(rng, n), nil}, {withSpectrum(rng, pair), pair}}
+		}{{randSPD(rng, n), nil}, {testmat.WithSpectrum(rng, pair), pair}}
 		if n >= 4 {
 			zeros := make([]float64, n)
 			for i := 2; i < n; i++ {
@@ -154,7 +111,7 @@ func TestSymEigenResidual(t *testing.T) {
 			cases = append(cases, struct {
 				a      []float64
 				lambda []float64
-			}{withSpectrum(rng, zeros), zeros})
+			}{testmat.WithSpectrum(rng, zeros), zeros})
 		}
 		for ci, c := range cases {
 			a := c.a
