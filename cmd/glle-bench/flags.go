@@ -86,40 +86,39 @@ func goSpelling(s string) bool {
 	return strings.Contains(s, "_") || len(t) > 1 && t[0] == '0' && strings.ContainsRune("xXoObB", rune(t[1]))
 }
 
-func (v *decimalInt) Set(s string) error {
+// setDecimal sets *dst to parse(s) for a decimal spelling s, with the flag package's error
+// wording otherwise (the Set method of each decimal flag value).
+func setDecimal[T any](dst *T, s string, parse func(string) (T, error)) error {
 	if goSpelling(s) {
 		return errNotDecimal
 	}
-	n, err := strconv.ParseInt(s, 10, strconv.IntSize)
-	if err != nil {
-		return numError(err)
-	}
-	*v = decimalInt(n)
-	return nil
-}
-
-func (v *decimalU64) Set(s string) error {
-	if goSpelling(s) {
-		return errNotDecimal
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return numError(err)
-	}
-	*v = decimalU64(n)
-	return nil
-}
-
-func (v *decimalFloat) Set(s string) error {
-	if goSpelling(s) {
-		return errNotDecimal
-	}
-	x, err := strconv.ParseFloat(s, 64)
+	x, err := parse(s)
 	if err != nil {
 		return numError(err) // as the flag package: out of range too
 	}
-	*v = decimalFloat(x)
+	*dst = x
 	return nil
+}
+
+func (v *decimalInt) Set(s string) error {
+	return setDecimal(v, s, func(s string) (decimalInt, error) {
+		n, err := strconv.ParseInt(s, 10, strconv.IntSize)
+		return decimalInt(n), err
+	})
+}
+
+func (v *decimalU64) Set(s string) error {
+	return setDecimal(v, s, func(s string) (decimalU64, error) {
+		n, err := strconv.ParseUint(s, 10, 64)
+		return decimalU64(n), err
+	})
+}
+
+func (v *decimalFloat) Set(s string) error {
+	return setDecimal(v, s, func(s string) (decimalFloat, error) {
+		x, err := strconv.ParseFloat(s, 64)
+		return decimalFloat(x), err
+	})
 }
 
 func (v *decimalInt) String() string   { return strconv.Itoa(int(*v)) }

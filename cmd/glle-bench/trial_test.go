@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,7 +149,8 @@ func TestTrialBadInput(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-out", "y.npy", "-model", "m", "-q")
 	ds := []string{"embed", "-dataset", "swissroll", "-n", "300", "-out", "z.npy"}
-	em := append(append([]string(nil), ds...), "-method", "em", "-generations", "1")
+	// Clipped: every case appends to em, and spare capacity would let them share one array.
+	em := slices.Clip(append(append([]string(nil), ds...), "-method", "em", "-generations", "1"))
 	gen := []string{"generate", "-model", "m", "-generations", "1"}
 	tr := []string{"transform", "-model", "m", "-in", "y.npy", "-out", "t.npy", "-generations", "1"}
 	for _, c := range []badCase{
@@ -162,6 +164,13 @@ func TestTrialBadInput(t *testing.T) {
 		{"k underscore", append(ds, "-k", "1_0"), "invalid value \"1_0\" for flag -k: write the number in decimal"},
 		{"cov-scale hex float", append(ds, "-method", "em", "-generations", "1", "-cov-scale", "0x1p-2"), "invalid value \"0x1p-2\" for flag -cov-scale: write the number in decimal"},
 		{"seed binary", append(ds, "-method", "em", "-generations", "1", "-seed", "0b1"), "invalid value \"0b1\" for flag -seed: write the number in decimal"},
+		// Not a number, or out of range: the flag package's wording, for each decimal flag type.
+		{"k not a number", append(ds, "-k", "abc"), "invalid value \"abc\" for flag -k: parse error"},
+		{"k out of range", append(ds, "-k", "99999999999999999999"), "invalid value \"99999999999999999999\" for flag -k: value out of range"},
+		{"seed negative", append(ds, "-method", "em", "-generations", "1", "-seed", "-1"), "invalid value \"-1\" for flag -seed: parse error"},
+		{"seed out of range", append(ds, "-method", "em", "-generations", "1", "-seed", "18446744073709551616"), "for flag -seed: value out of range"},
+		{"cov-scale not a number", append(em, "-cov-scale", "1.5x"), "invalid value \"1.5x\" for flag -cov-scale: parse error"},
+		{"cov-scale out of range", append(em, "-cov-scale", "1e999"), "invalid value \"1e999\" for flag -cov-scale: value out of range"},
 		{"direct-ridge Inf", append(ds, "-method", "direct-paper", "-direct-ridge", "Inf"), "-direct-ridge +Inf: must be a finite non-negative number"},
 		{"embed cov-scale Inf", append(em, "-cov-scale", "Inf"), "-cov-scale +Inf: the covariance scale must be a finite non-negative number"},
 		{"generate cov-scale Inf", append(gen, "-cov-scale", "Inf", "-out", "g"), "must be a finite non-negative number"},
