@@ -11,9 +11,11 @@ import (
 )
 
 // MemoryEstimate is the predicted memory use of a fit with the sparse eigensolver, in bytes,
-// per data structure and per stage. EstimateMemory predicts nnz(M) and nnz(L) from a per-row
+// per data structure and per stage. EstimateMemory predicts the nonzero counts from a per-row
 // model; Fit refines the estimate with the exact counts of the symbolic analysis (before the
-// numeric factorization) and reports it in Report.Memory.
+// numeric factorization) and reports it in Report.Memory. For lle, em and direct (weights
+// that sum to one) the default solver factors B = I - W (LU): B's pattern then takes M's
+// place and the L and U panels together L's (Factorization "lu").
 type MemoryEstimate struct {
 	N      int    `json:"n"`
 	D      int    `json:"d"`
@@ -29,19 +31,25 @@ type MemoryEstimate struct {
 	Weights int64 `json:"weights"`
 	// Factors are the per-point factors of the sampler (fibre bases, Cholesky factors, square roots).
 	Factors int64 `json:"factors"`
-	// M is the CSR matrix M = (I - W)^T (I - W) with its assembly structures.
+	// M is the CSR matrix M = (I - W)^T (I - W) (B's pattern for the LU) with its assembly
+	// structures.
 	M int64 `json:"m"`
 	// Symbolic is the ordering and the symbolic analysis of the factorization.
 	Symbolic int64 `json:"symbolic"`
-	// L is the supernodal Cholesky factor with its update stacks.
+	// L is the supernodal Cholesky factor of M (the L and U panels of B's LU) with its update
+	// stacks.
 	L int64 `json:"l"`
 	// Krylov is the Lanczos basis and the eigensolver's vectors.
 	Krylov int64 `json:"krylov"`
 
-	// NNZM and NNZL are the nonzero counts used (predicted, or exact once Refined).
+	// NNZM and NNZL are the nonzero counts used (predicted, or exact once Refined): of M and
+	// its Cholesky factor, or of B's pattern and its L and U together (Factorization "lu").
 	NNZM    int64 `json:"nnz_m"`
 	NNZL    int64 `json:"nnz_l"`
 	Refined bool  `json:"refined"`
+	// Factorization is "cholesky" (M - sigma I) or "lu" (B), as EigenReport.Factorization;
+	// "" for the dense solver.
+	Factorization string `json:"factorization,omitempty"`
 
 	// Stages holds the live bytes of each stage; Peak is the process's predicted peak
 	// resident memory (the largest stage plus the runtime's overhead), PeakStage its stage.
@@ -62,10 +70,24 @@ const (
 	// nnzMPerNK: nnz(M) / (n k) for manifold data (each row couples a point with its
 	// neighbours, the points that chose it and their common neighbours; they overlap).
 	nnzMPerNK = 3.0
-	// nnzL = nnzLCoef * k * n^nnzLExp per row under the nested-dissection / AMD ordering of
-	// a kNN graph of a low-dimensional manifold.
-	nnzLCoef = 1.0
-	nnzLExp  = 0.23
+	// nnz(L) of M's Cholesky factor = nnzLCoef * k^nnzLKExp * n^nnzLExp per row (Swiss roll,
+	// AMF ordering: 105.5 and 157.6 at k = 10, n = 20k and 200k; 274.6 and 463.2 at k = 20;
+	// the fit is within 6% of these; k = 5, 29.2 and 36.3, is over-predicted by 1.3-1.7x).
+	// Before session 34 the model was k n^0.23, linear in k: 0.71 of the count at k = 20.
+	nnzLCoef = 0.516
+	nnzLKExp = 1.45
+	nnzLExp  = 0.2
+	// The LU of B (lle, em, direct): nnz(B's symmetric pattern) = n (nnzBPerK k + nnzBBase)
+	// (measured 1.39, 1.24, 1.15 n k at k = 5, 10, 20), and nnz(L) + nnz(U) =
+	// nnzLUCoef * k^nnzLUKExp * n^nnzLUExp per row (Swiss roll, AMF ordering: 73.9 and 95.1
+	// at k = 10, n = 20k and 200k; 175.9 and 243.5 at k = 20; 115 at k = 10, n = 1M, where
+	// M's Cholesky model predicted 240 before session 34, twice the LU's fill, and -max-mem
+	// refused fits that fitted: a user trial).
+	nnzBPerK  = 1.1
+	nnzBBase  = 1.5
+	nnzLUCoef = 1.13
+	nnzLUKExp = 1.3
+	nnzLUExp  = 0.12
 	// memOverhead covers the Go runtime: the heap grows past the live data between two
 	// collections (GOGC = 100), plus the binary's text and stacks (memBase).
 	memOverhead = 1.3
@@ -73,7 +95,8 @@ const (
 )
 
 // EstimateMemory predicts the memory a fit of n points in d dimensions with k neighbours and
-// embedding dimension p needs with the default (sparse) eigensolver.
+// embedding dimension p needs with the default (sparse) eigensolver: the LU of B for lle, em
+// and direct, M's Cholesky factor for the paper modes.
 func EstimateMemory(n, d, k, p int, method Method) MemoryEstimate {
 	return estimateMemory(n, d, k, p, method, SolverAuto, -1, -1)
 }
@@ -92,12 +115,20 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	}
 	N, D, K, P := int64(n), int64(d), int64(k), int64(max(p, 1))
 	e.Refined = nnzM >= 0 && nnzL >= 0
+	lu := luFactored(method, solver)
+	e.Factorization = "cholesky"
+	if lu {
+		e.Factorization = "lu"
+	}
 	if nnzM < 0 {
-		nnzM = min(int64(nnzMPerNK*float64(N*K))+N, N*N)
+		if lu {
+			nnzM = min(int64((nnzBPerK*float64(K)+nnzBBase)*float64(N)), N*N)
+		} else {
+			nnzM = min(int64(nnzMPerNK*float64(N*K))+N, N*N)
+		}
 	}
 	if nnzL < 0 {
-		perRow := nnzLCoef * float64(K) * math.Pow(float64(N), nnzLExp)
-		nnzL = min(int64(perRow*float64(N)), N*(N+1)/2)
+		nnzL = min(int64(factorPerRow(float64(K), float64(N), lu)*float64(N)), N*(N+1)/2)
 	}
 	e.NNZM, e.NNZL = nnzM, nnzL
 
@@ -145,6 +176,7 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 
 	if solver == SolverDense {
 		// M stored densely and its Cholesky factor; no sparse structures.
+		e.Factorization = ""
 		e.M, e.Symbolic, e.L = 8*N*N, 0, 8*N*N
 		e.Krylov = 8 * N * (4*P + 8)
 	}
@@ -169,6 +201,30 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	return e
 }
 
+// factorPerRow is the predicted nnz of the factor per row: M's Cholesky factor, or B's L and
+// U together (lu).
+func factorPerRow(k, n float64, lu bool) float64 {
+	if lu {
+		return nnzLUCoef * math.Pow(k, nnzLUKExp) * math.Pow(n, nnzLUExp)
+	}
+	return nnzLCoef * math.Pow(k, nnzLKExp) * math.Pow(n, nnzLExp)
+}
+
+// luFactored reports whether the sparse solver factors B = I - W (LU) for the method: the
+// methods whose weights sum to one, unless the solver is forced to M's Cholesky factor (or is
+// dense). A B that needs pivoting falls back to the Cholesky factor; the symbolic analysis
+// of that path checks the limit again.
+func luFactored(method Method, solver Solver) bool {
+	if solver == SolverDense || solver == SolverSparseCholesky {
+		return false
+	}
+	switch method {
+	case LLE, EM, Direct:
+		return true
+	}
+	return false
+}
+
 // memoryOverflows reports whether estimateMemory's largest products (in bytes, with a margin
 // of 2^8 for their sums and constant factors) leave int64's range; it works in float64.
 func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
@@ -176,21 +232,26 @@ func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
 	if nnzL < 0 {
 		nnzL = 0
 	}
-	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), nnzLCoef*K*math.Pow(N, 1+nnzLExp), float64(nnzL))
+	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), N*max(factorPerRow(K, N, false), factorPerRow(K, N, true)), float64(nnzL))
 	if solver == SolverDense {
 		big = max(big, N*N)
 	}
 	return big*8*256 > math.MaxInt64
 }
 
-// String is a one-line summary, e.g. "4.2 GiB at the eigensolve stage (L 2.2 GiB with
-// nnz(L) = 239883291, M 537.9 MiB, Krylov basis 221.3 MiB, kNN 152.6 MiB)" (n = 1M, d = 3).
+// String is a one-line summary, e.g. "2.9 GiB at the eigensolve stage (L+U 1.0 GiB with
+// nnz(L+U) = 118220472, B 305.7 MiB, Krylov basis 221.3 MiB, kNN 152.6 MiB)" (lle, n = 1M,
+// d = 3); M's Cholesky factor is "L ... nnz(L)" beside "M".
 func (e MemoryEstimate) String() string {
 	if e.Peak == math.MaxInt64 {
 		return "more than 8 EiB (beyond int64)"
 	}
-	return fmt.Sprintf("%s at the %s stage (L %s with nnz(L) = %d, M %s, Krylov basis %s, kNN %s)",
-		FormatBytes(e.Peak), e.PeakStage, FormatBytes(e.L), e.NNZL, FormatBytes(e.M), FormatBytes(e.Krylov), FormatBytes(e.KNN))
+	l, m := "L", "M"
+	if e.Factorization == "lu" {
+		l, m = "L+U", "B"
+	}
+	return fmt.Sprintf("%s at the %s stage (%s %s with nnz(%s) = %d, %s %s, Krylov basis %s, kNN %s)",
+		FormatBytes(e.Peak), e.PeakStage, l, FormatBytes(e.L), l, e.NNZL, m, FormatBytes(e.M), FormatBytes(e.Krylov), FormatBytes(e.KNN))
 }
 
 // FormatBytes writes a byte count with a binary unit (KiB, MiB, GiB, TiB).

@@ -683,3 +683,41 @@ func TestCancelDuringBackgroundAnalysis(t *testing.T) {
 		t.Errorf("%d goroutines after the cancelled fit, %d before", g, before)
 	}
 }
+
+// TestMemoryPrediction: the prediction before the kNN search (EstimateMemory) models the
+// factorization the fit will run, the LU of B for lle, em and direct and M's Cholesky factor
+// for the paper modes or SolverSparseCholesky, and it lands near the refined estimate of the
+// symbolic analysis on the Swiss roll. Before session 34 it predicted M's Cholesky fill for
+// every method, twice the LU's at n = 1M, and -max-mem refused fits that fitted.
+func TestMemoryPrediction(t *testing.T) {
+	for _, c := range []struct {
+		m      Method
+		solver Solver
+		want   string
+	}{{LLE, SolverAuto, "lu"}, {EM, SolverSparse, "lu"}, {Direct, SolverAuto, "lu"}, {EMPaper, SolverAuto, "cholesky"},
+		{DirectPaper, SolverAuto, "cholesky"}, {LLE, SolverSparseCholesky, "cholesky"}, {LLE, SolverDense, ""}} {
+		if got := estimateMemory(1000, 3, 10, 2, c.m, c.solver, -1, -1).Factorization; got != c.want {
+			t.Errorf("%v with solver %v: factorization %q, want %q", c.m, c.solver, got, c.want)
+		}
+	}
+	X, _ := bench.SwissRoll(20000, 1)
+	for _, k := range []int{10, 20} {
+		for _, s := range []Settings{{K: k, MaxMemory: -1}, {K: k, MaxMemory: -1, Solver: SolverSparseCholesky}} {
+			ref := mustFit(t, X, s).Report.Memory
+			pred := estimateMemory(20000, 3, k, 2, LLE, s.Solver, -1, -1)
+			if !ref.Refined || ref.Factorization != pred.Factorization {
+				t.Fatalf("k = %d, solver %v: refined %v, factorization %q, predicted %q", k, s.Solver, ref.Refined, ref.Factorization, pred.Factorization)
+			}
+			// The per-row models are fits to measured counts (memory.go): within 25% of the
+			// exact ones here; the peak, a sum dominated by the factor, as close.
+			for _, q := range []struct {
+				name      string
+				pred, ref int64
+			}{{"nnz(M or B)", pred.NNZM, ref.NNZM}, {"nnz(L or L+U)", pred.NNZL, ref.NNZL}, {"peak", pred.Peak, ref.Peak}} {
+				if r := float64(q.pred) / float64(q.ref); r < 0.75 || r > 1.25 {
+					t.Errorf("k = %d, %s: %s predicted %d, exact %d (ratio %.2f)", k, pred.Factorization, q.name, q.pred, q.ref, r)
+				}
+			}
+		}
+	}
+}

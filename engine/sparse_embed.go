@@ -155,7 +155,11 @@ func (s *sparseEmbed) launch(ctx context.Context, lu bool) {
 			if lu {
 				nnzL *= 2 // the panels of L and of U
 			}
-			e := estimateMemory(n, d, k, dim, meth, SolverSparse, nnzM, nnzL)
+			sv := SolverSparse // the LU of B
+			if !lu {
+				sv = SolverSparseCholesky // M's Cholesky factor (also an LU's fallback)
+			}
+			e := estimateMemory(n, d, k, dim, meth, sv, nnzM, nnzL)
 			a.mem = &e
 			return checkMemory(e, limit)
 		}}
