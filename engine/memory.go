@@ -50,6 +50,10 @@ type MemoryEstimate struct {
 	// Factorization is "cholesky" (M - sigma I) or "lu" (B), as EigenReport.Factorization;
 	// "" for the dense solver.
 	Factorization string `json:"factorization,omitempty"`
+	// Retained is what an earlier factorization attempt keeps alive beside this one: B's
+	// pattern, its LU factor and Lanczos basis when B needed pivoting and the fit fell back to
+	// M's Cholesky factor (counted in every stage from "assemble" on); 0 otherwise.
+	Retained int64 `json:"retained,omitempty"`
 
 	// Stages holds the live bytes of each stage; Peak is the process's predicted peak
 	// resident memory (the largest stage plus the runtime's overhead), PeakStage its stage.
@@ -192,13 +196,36 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 		{"factor", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L},
 		{"eigensolve", graph + e.Weights + e.Factors + e.M + e.Symbolic - 4*nnzM + e.L + e.Krylov},
 	}
+	e.setPeak()
+	return e
+}
+
+// setPeak sets Peak and PeakStage from the stages.
+func (e *MemoryEstimate) setPeak() {
+	e.Peak, e.PeakStage = 0, ""
 	for _, s := range e.Stages {
 		if s.Bytes > e.Peak {
 			e.Peak, e.PeakStage = s.Bytes, s.Name
 		}
 	}
 	e.Peak = int64(float64(e.Peak)*memOverhead) + memBase
-	return e
+}
+
+// retain adds b bytes kept alive by an earlier factorization attempt (Retained) to every stage
+// from "assemble" on.
+func (e *MemoryEstimate) retain(b int64) {
+	if b <= 0 || e.Peak == math.MaxInt64 {
+		return
+	}
+	e.Retained += b
+	for i := range e.Stages {
+		switch e.Stages[i].Name {
+		case "knn", "weights":
+		default:
+			e.Stages[i].Bytes += b
+		}
+	}
+	e.setPeak()
 }
 
 // factorPerRow is the predicted nnz of the factor per row: M's Cholesky factor, or B's L and

@@ -146,6 +146,12 @@ func (s *sparseEmbed) launch(ctx context.Context, lu bool) {
 		nnzM = int64(p.NNZ())
 	}
 	check, limit := m.st.memCheck, m.st.memLimit
+	// After B needed pivoting, the LU path's structures stay (generations try it again, as
+	// each generation's B may factor): the Cholesky path's estimate counts them.
+	var retained int64
+	if pm := m.Report.Memory; !lu && s.lu != nil && pm != nil && pm.Factorization == "lu" {
+		retained = pm.M + pm.Symbolic + pm.L + pm.Krylov
+	}
 	n, d, k, dim, meth := m.N, m.D, m.K, m.Dim, m.Method
 	opts := sparse.SymbolicOptions{Workers: m.st.workers, Symmetric: true,
 		CheckFactor: func(nnzL int64) error {
@@ -160,6 +166,7 @@ func (s *sparseEmbed) launch(ctx context.Context, lu bool) {
 				sv = SolverSparseCholesky // M's Cholesky factor (also an LU's fallback)
 			}
 			e := estimateMemory(n, d, k, dim, meth, sv, nnzM, nnzL)
+			e.retain(retained)
 			a.mem = &e
 			return checkMemory(e, limit)
 		}}
