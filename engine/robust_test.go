@@ -742,3 +742,23 @@ func TestMemoryAfterLUFallback(t *testing.T) {
 		t.Errorf("peak %d does not exceed the Cholesky path's alone, %d", mem.Peak, plain.Peak)
 	}
 }
+
+// TestGenerationHint: a generation whose eigensolve fails after a fit with non-positive
+// eigenvalues (M singular beyond the embedding: k = 5 on the Swiss roll, n = 200k, where the
+// message said "try a smaller covariance scale" at the default a = 1) names the fit's
+// eigenvalues and a larger k; otherwise the advice stays a smaller covariance scale.
+func TestGenerationHint(t *testing.T) {
+	for _, c := range []struct {
+		vals []float64
+		want string
+	}{
+		{[]float64{-2.9e-16, -2.9e-16}, "the fit's own eigenvalues [-2.9e-16 -2.9e-16] are not positive"},
+		{[]float64{3.9e-18, 0}, "k = 5 is likely too small for 3-dimensional data: use a larger k"},
+		{[]float64{math.NaN(), 1e-9}, "are not positive"},
+		{[]float64{2.2e-14, 5.4e-13}, "try a smaller covariance scale"},
+	} {
+		if got := generationHint(c.vals, 5, 3); !strings.Contains(got, c.want) {
+			t.Errorf("generationHint(%v) = %q, want it to contain %q", c.vals, got, c.want)
+		}
+	}
+}

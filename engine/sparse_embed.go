@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"glle/parallel"
@@ -365,7 +366,7 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 		if warm == nil { // the fit: no covariance scale is involved
 			return nil, nil, er, fmt.Errorf("eigensolver: %w (M has no usable spectral gap for the sparse solver: try the dense solver, -solver dense / Settings.Solver = SolverDense, for n <= %d, or a larger k)", err, denseMaxN)
 		}
-		return nil, nil, er, fmt.Errorf("eigensolver: %w (try a smaller covariance scale)", err)
+		return nil, nil, er, fmt.Errorf("eigensolver: %w (%s)", err, generationHint(m.Eigenvalues, k, m.D))
 	}
 	if warm == nil && er.Factorization == "cholesky" {
 		s.baseShift = res.Shift
@@ -376,6 +377,33 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 	}
 	fromInternal(vecs, res.Vectors)
 	return vecs, append([]float64(nil), res.Values...), er, nil
+}
+
+// generationHint is the advice of a generation's failed eigensolve. When the fit's own
+// eigenvalues (vals) are not positive, M was already singular beyond the embedding to working
+// accuracy (e.g. k = 5 on the 3-D Swiss roll: eigenvalues near -3e-16, trustworthiness 0.90),
+// and no covariance scale helps: the fix is a larger k.
+func generationHint(vals []float64, k, d int) string {
+	for _, v := range vals {
+		if !(v > 0) {
+			return fmt.Sprintf("the fit's own eigenvalues %s are not positive: M = (I - W)^T (I - W) has more null vectors than the embedding uses, to working accuracy, so neither the base embedding nor its generations are determined by the data; k = %d is likely too small for %d-dimensional data: use a larger k", fmtVals(vals), k, d)
+		}
+	}
+	return "try a smaller covariance scale"
+}
+
+// fmtVals writes values as "[v1 v2 ...]" with 3 significant digits.
+func fmtVals(vals []float64) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.3g", v)
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // analysis takes the ordering and symbolic analysis of B's pattern (lu) or M's, started beside
