@@ -2,6 +2,8 @@
 # bash with pipefail, so that `go test ... | tee FILE` fails when go test fails.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
+# go (and gofmt) from the PATH, else from the default install location the README names.
+export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 OUT ?= out
 GOFLAGS_TEST ?= -count=1 -timeout 25m

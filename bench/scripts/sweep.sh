@@ -11,6 +11,8 @@
 # status, before benchmd can read it, and its report is moved to NAME.json.failed so the next
 # call reruns it instead of skipping it.
 set -eu
+# go from the PATH, else from the default install location the README names.
+PATH="$PATH:/usr/local/go/bin"
 
 # sweep JSON CMD...: runs CMD (a glle-bench bench command writing -json JSON) with its output
 # shown and copied to JSON's .md. /bin/sh has no pipefail, so CMD's status travels through a
