@@ -180,13 +180,15 @@ func logSpread(spread []float64) []float64 {
 	return out
 }
 
-// plotUncertainty draws the embedding Y coloured by log10 of the per-point spread.
+// plotUncertainty draws the embedding Y coloured by log10 of the per-point spread, with the
+// colour bar (spreadBar) below it.
 func plotUncertainty(ctx context.Context, path, title string, Y *mat.Dense, spread []float64) error {
-	p, err := embeddingPanel(title, Y, logSpread(spread))
+	v := logSpread(spread)
+	p, err := embeddingPanel(title, Y, v)
 	if err != nil {
 		return err
 	}
-	return writeGrid(ctx, path, [][]*plot.Plot{{p}})
+	return writeFigure(ctx, path, [][]*plot.Plot{{p}}, spreadBar(v))
 }
 
 // ---------------------------------------------------------------------------------------

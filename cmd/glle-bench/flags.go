@@ -905,7 +905,9 @@ func writeUsage(w io.Writer, topic string) {
 					"Y_gen000 ... beside it (same stem and format). -model DIR saves neighbors.npy, weights.npy,\n"+
 					"sigma.npy (EM methods), gamma.npy (direct methods), embedding.npy, X.npy and model.json.\n"+
 					"With -uncertainty it also writes Y_uncertainty.npy (n) and Y_mean.npy (n x p) beside -out\n"+
-					"(same stem and format; with -plot also Y_uncertainty.png).")
+					"(same stem and format; with -plot also Y_uncertainty.png, the base embedding coloured by log10 of\n"+
+					"the spread, with a colour bar of its range). Panel titles too wide for a panel are wrapped\n"+
+					"(and set smaller if need be).")
 		case "generate":
 			generateFlags(&gc).usage(w, generateSynopsis,
 				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed (the default:\n"+

@@ -7,12 +7,14 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -75,6 +77,7 @@ func scatterPanel(title string, xs, ys, col []float64) (*plot.Plot, error) {
 	// memory until the PNG is drawn (32 bytes) and drawing time (about 2.5 us): above
 	// maxPanelPoints every step-th point is plotted, and the title says so. figures at
 	// -n 20000000 kept 36 full panels (23 GB) before session 32.
+	cs := newColorScale(col) // over every point, as the colour bar of spreadBar
 	step := (len(xs) + maxPanelPoints - 1) / maxPanelPoints
 	if step > 1 {
 		p.Title.Text += fmt.Sprintf(" [1 in %d points shown]", step)
@@ -88,7 +91,6 @@ func scatterPanel(title string, xs, ys, col []float64) (*plot.Plot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("panel %q: %w", title, err)
 	}
-	cs := newColorScale(col)
 	radius := vg.Points(1.1)
 	if len(xs) > 3000 {
 		radius = vg.Points(0.8)
@@ -137,6 +139,16 @@ func embeddingPanel(title string, Y *mat.Dense, col []float64) (*plot.Plot, erro
 // atomically. A cancelled ctx stops it between panels (a panel of 200,000 points takes about
 // half a second) and before the PNG is encoded.
 func writeGrid(ctx context.Context, path string, grid [][]*plot.Plot) error {
+	return writeFigure(ctx, path, grid, nil)
+}
+
+// footerH is the height of the strip below the panels that writeFigure gives a footer (the
+// uncertainty map's colour bar).
+const footerH = 0.75 * vg.Inch
+
+// writeFigure is writeGrid with a footer (nil: none) drawn across the full width below the
+// panels. Every panel's title is fitted to its panel first (fitTitle).
+func writeFigure(ctx context.Context, path string, grid [][]*plot.Plot, footer *plot.Plot) error {
 	rows := len(grid)
 	cols := 0
 	for _, r := range grid {
@@ -147,12 +159,20 @@ func writeGrid(ctx context.Context, path string, grid [][]*plot.Plot) error {
 		full[j] = make([]*plot.Plot, cols)
 		copy(full[j], r)
 	}
-	img := vgimg.NewWith(vgimg.UseWH(vg.Length(cols)*panelW, vg.Length(rows)*panelH), vgimg.UseDPI(dpi),
-		vgimg.UseBackgroundColor(color.White))
-	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter, PadY: vg.Millimeter,
 		PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter}
-	canvases := plot.Align(full, tiles, dc)
+	fitTitles(full, tiles)
+	w, h := vg.Length(cols)*panelW, vg.Length(rows)*panelH
+	fh := vg.Length(0)
+	if footer != nil {
+		fh = footerH
+		fitTitle(&footer.Title.TextStyle, &footer.Title.Text, w-4*vg.Millimeter)
+	}
+	img := vgimg.NewWith(vgimg.UseWH(w, h+fh), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	dc := draw.New(img)
+	top := dc
+	top.Min.Y += fh // vg's y axis points up: the panels sit above the footer
+	canvases := plot.Align(full, tiles, top)
 	for j := range full {
 		for i, p := range full[j] {
 			if err := ctx.Err(); err != nil {
@@ -163,6 +183,11 @@ func writeGrid(ctx context.Context, path string, grid [][]*plot.Plot) error {
 			}
 		}
 	}
+	if footer != nil {
+		bottom := dc
+		bottom.Max.Y = bottom.Min.Y + fh
+		footer.Draw(draw.Crop(bottom, 4*vg.Millimeter, -4*vg.Millimeter, vg.Millimeter, -vg.Millimeter))
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -172,8 +197,140 @@ func writeGrid(ctx context.Context, path string, grid [][]*plot.Plot) error {
 	})
 }
 
+// Title fitting (fitTitle): a title that does not fit its panel on one line is wrapped, at
+// the panel's font size or a smaller one down to minTitleSize, onto at most maxTitleLines
+// lines (more at minTitleSize if need be). A title drawn wider than its panel was clipped at
+// the image's edges or ran into its neighbour's before session 34.
+const (
+	maxTitleLines = 3
+	minTitleSize  = vg.Length(6) // points
+)
+
+// fitTitles fits the title of every panel of the grid to its tile's width less 3 mm (room
+// for plot.Align's shifts of the tiles, and a gap between neighbouring titles).
+func fitTitles(grid [][]*plot.Plot, t draw.Tiles) {
+	if len(grid) == 0 || len(grid[0]) == 0 {
+		return
+	}
+	cols := vg.Length(len(grid[0]))
+	width := (cols*panelW-t.PadLeft-t.PadRight-(cols-1)*t.PadX)/cols - 3*vg.Millimeter
+	for _, r := range grid {
+		for _, p := range r {
+			if p != nil {
+				fitTitle(&p.Title.TextStyle, &p.Title.Text, width)
+			}
+		}
+	}
+}
+
+// fitTitle makes the title *txt fit width when drawn in *st, changing only where its lines
+// break and the font size: it is wrapped between words, never inside a bracketed or
+// parenthesised group that fits a line, at the largest size from st's down to minTitleSize
+// that needs at most maxTitleLines lines. Only a single word wider than width at
+// minTitleSize (a very long file name) is shortened: its middle is replaced by "…", keeping
+// its start and its end.
+func fitTitle(st *text.Style, txt *string, width vg.Length) {
+	if *txt == "" || st.Width(*txt) <= width {
+		return
+	}
+	units := titleUnits(*txt)
+	fits := func(s string) bool { return st.Width(s) <= width }
+	for size := st.Font.Size; size >= minTitleSize; size-- {
+		st.Font.Size = size
+		if lines, ok := wrapTitle(units, fits); ok && len(lines) <= maxTitleLines {
+			*txt = strings.Join(lines, "\n")
+			return
+		}
+	}
+	st.Font.Size = minTitleSize
+	var words []string
+	for _, w := range strings.Fields(*txt) {
+		words = append(words, elideMiddle(w, fits))
+	}
+	lines, _ := wrapTitle(words, fits)
+	*txt = strings.Join(lines, "\n")
+}
+
+// titleUnits splits a title into the pieces a line break goes between: its words, with a
+// bracketed or parenthesised group ("[axes 1-2 of 3]") kept as one piece.
+func titleUnits(s string) []string {
+	var units []string
+	var cur []string
+	depth := 0
+	for _, w := range strings.Fields(s) {
+		cur = append(cur, w)
+		depth += strings.Count(w, "[") + strings.Count(w, "(") - strings.Count(w, "]") - strings.Count(w, ")")
+		if depth <= 0 {
+			units, cur, depth = append(units, strings.Join(cur, " ")), nil, 0
+		}
+	}
+	if len(cur) > 0 {
+		units = append(units, strings.Join(cur, " "))
+	}
+	return units
+}
+
+// wrapTitle fills lines greedily with the units (a unit wider than a line is split into its
+// words); ok is false when a single word does not fit a line.
+func wrapTitle(units []string, fits func(string) bool) (lines []string, ok bool) {
+	ok = true
+	line := ""
+	add := func(u string) {
+		switch {
+		case line == "":
+			line = u
+		case fits(line + " " + u):
+			line += " " + u
+		default:
+			lines, line = append(lines, line), u
+		}
+		if !fits(line) {
+			ok = false
+		}
+	}
+	for _, u := range units {
+		if fits(u) || !strings.Contains(u, " ") {
+			add(u)
+			continue
+		}
+		for _, w := range strings.Fields(u) {
+			add(w)
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines, ok
+}
+
+// elideMiddle returns w, or, when it does not fit, its start and end around "…" with as
+// many runes kept as fit (at least one at each end).
+func elideMiddle(w string, fits func(string) bool) string {
+	if fits(w) {
+		return w
+	}
+	r := []rune(w)
+	for keep := len(r) - 1; keep > 2; keep-- {
+		head := (keep + 1) / 2
+		if s := string(r[:head]) + "…" + string(r[len(r)-(keep-head):]); fits(s) {
+			return s
+		}
+	}
+	return string(r[:1]) + "…" + string(r[len(r)-1:])
+}
+
 // plotEmbedding draws -plot: the base embedding and up to maxPlotGenerations generations.
 func plotEmbedding(ctx context.Context, path, input, method string, base *mat.Dense, gens []*mat.Dense, a float64, col []float64) error {
+	grid, err := embeddingGrid(input, method, base, gens, a, col)
+	if err != nil {
+		return err
+	}
+	return writeGrid(ctx, path, grid)
+}
+
+// embeddingGrid lays out -plot's panels, four to a row: the base embedding, then the
+// generations gens.
+func embeddingGrid(input, method string, base *mat.Dense, gens []*mat.Dense, a float64, col []float64) ([][]*plot.Plot, error) {
 	n, _ := base.Dims()
 	input = filepath.Base(input)
 	var panels []*plot.Plot
@@ -183,13 +340,13 @@ func plotEmbedding(ctx context.Context, path, input, method string, base *mat.De
 	}
 	p, err := embeddingPanel(title, base, col)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	panels = append(panels, p)
 	for g, Y := range gens {
 		p, err := embeddingPanel(fmt.Sprintf("%s generation %d (a=%g)", method, g, a), Y, col)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		panels = append(panels, p)
 	}
@@ -200,5 +357,65 @@ func plotEmbedding(ctx context.Context, path, input, method string, base *mat.De
 		grid = append(grid, panels[:m])
 		panels = panels[m:]
 	}
-	return writeGrid(ctx, path, grid)
+	return grid, nil
 }
+
+// spreadBar is the uncertainty map's colour bar: the colours of v (log10 spreads) from its
+// minimum to its maximum, as scatterPanel colours them, the range in the title.
+func spreadBar(v []float64) *plot.Plot {
+	cs := newColorScale(v)
+	p := plot.New()
+	p.Title.TextStyle.Font.Size = vg.Points(8)
+	p.HideY()
+	p.X.Tick.Label.Font.Size = vg.Points(7)
+	p.X.Padding = 0
+	bar := colorBar{cs: cs, lo: cs.min, hi: cs.max}
+	switch {
+	case finite(cs.min):
+		p.Title.Text = fmt.Sprintf("colour: log10 spread, min %.3g (dark) to max %.3g (light)", cs.min, cs.max)
+	default: // one value, or none finite: every point has the middle colour
+		v0 := math.NaN()
+		for _, x := range v {
+			if finite(x) {
+				v0 = x
+				break
+			}
+		}
+		if !finite(v0) {
+			p.Title.Text = "colour: log10 spread (no finite value)"
+			bar.lo, bar.hi = 0, 1
+		} else {
+			p.Title.Text = fmt.Sprintf("colour: log10 spread %.3g at every point", v0)
+			bar.lo, bar.hi = v0-0.5, v0+0.5
+		}
+	}
+	p.Add(bar)
+	return p
+}
+
+// colorBar draws its colour scale over [lo, hi] as a strip of cells.
+type colorBar struct {
+	cs     colorScale
+	lo, hi float64
+}
+
+// colorBarCells is the number of cells of a colour bar.
+const colorBarCells = 64
+
+func (b colorBar) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i := 0; i < colorBarCells; i++ {
+		x0 := b.lo + (b.hi-b.lo)*float64(i)/colorBarCells
+		x1 := b.lo + (b.hi-b.lo)*float64(i+1)/colorBarCells
+		c.SetColor(b.cs.at((x0 + x1) / 2))
+		var path vg.Path
+		path.Move(vg.Point{X: trX(x0), Y: trY(0)})
+		path.Line(vg.Point{X: trX(x1), Y: trY(0)})
+		path.Line(vg.Point{X: trX(x1), Y: trY(1)})
+		path.Line(vg.Point{X: trX(x0), Y: trY(1)})
+		path.Close()
+		c.Fill(path)
+	}
+}
+
+func (b colorBar) DataRange() (xmin, xmax, ymin, ymax float64) { return b.lo, b.hi, 0, 1 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+)
+
+// checkTitleFits fails unless every line of p's title fits width in p's title font, at 6
+// points or more, and the title keeps every word of want (apart from line breaks).
+func checkTitleFits(t *testing.T, p *plot.Plot, want string, width vg.Length) {
+	t.Helper()
+	st := p.Title.TextStyle
+	for _, line := range strings.Split(p.Title.Text, "\n") {
+		if w := st.Width(line); w > width {
+			t.Errorf("title line %q is %.1f pt wide at %.1f pt, more than its panel's %.1f pt", line, w, st.Font.Size, width)
+		}
+	}
+	if st.Font.Size < 6 {
+		t.Errorf("title %q drawn at %.1f pt, below 6 pt", p.Title.Text, st.Font.Size)
+	}
+	if got := strings.Fields(p.Title.Text); !slices.Equal(got, strings.Fields(want)) {
+		t.Errorf("title %q lost words of %q", p.Title.Text, want)
+	}
+}
+
+// TestTitlesFitPanels: the titles of the plots a user reported fit their panels once drawn,
+// with every word kept (session 34: the uncertainty PNG of severed-sphere read "ered-sphere,
+// direct: log10 spread over 12 generat", -dim 1 panel titles ran into each other and a 33
+// character file name lost the start of the base panel's title).
+func TestTitlesFitPanels(t *testing.T) {
+	dir := t.TempDir()
+	col := []float64{0, 1, 2, 3}
+	Y1 := mat.NewDense(4, 1, []float64{0, 1, 2, 3})
+	Y2 := mat.NewDense(4, 2, []float64{0, 1, 2, 3, 1, 0, 3, 2})
+	width := panelW - 2*vg.Millimeter // a tile of a one-column grid, at least as wide as any other
+	for _, c := range []struct {
+		name   string
+		titles []string
+		Y      *mat.Dense
+	}{
+		{"uncertainty", []string{"severed-sphere, direct: log10 spread over 12 generations"}, Y2},
+		{"dim 1", []string{"a_very_long_input_file_name_3.npy, em mean weights", "em generation 0 (a=1)", "em generation 1 (a=1)", "em generation 2 (a=1)"}, Y1},
+		{"file name", []string{"input_file_named_with_33_chars.npy, direct-paper (n=2000)"}, Y2},
+	} {
+		var row []*plot.Plot
+		var want []string
+		for _, title := range c.titles {
+			p, err := embeddingPanel(title, c.Y, col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, want = append(row, p), append(want, p.Title.Text)
+		}
+		if err := writeGrid(context.Background(), filepath.Join(dir, "t.png"), [][]*plot.Plot{row}); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range row {
+			checkTitleFits(t, p, want[i], width)
+		}
+	}
+}
+
+// TestFitTitleElides: a single word wider than the panel at the smallest size (a very long
+// file name) keeps its start and end around "…"; a title that fits is left alone.
+func TestFitTitleElides(t *testing.T) {
+	p := plot.New()
+	long := strings.Repeat("x", 40) + "_middle_" + strings.Repeat("y", 40) + ".npy"
+	p.Title.Text = long + ", em mean weights"
+	p.Title.TextStyle.Font.Size = vg.Points(9)
+	width := vg.Points(150)
+	fitTitle(&p.Title.TextStyle, &p.Title.Text, width)
+	if p.Title.TextStyle.Font.Size != minTitleSize {
+		t.Errorf("font size %v, want the smallest, %v", p.Title.TextStyle.Font.Size, minTitleSize)
+	}
+	lines := strings.Split(p.Title.Text, "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "xxx") || !strings.HasSuffix(lines[0], "yy.npy,") || !strings.Contains(lines[0], "…") ||
+		lines[1] != "em mean weights" {
+		t.Errorf("title %q: want the file name's start and end around … then the rest", p.Title.Text)
+	}
+	for _, l := range lines {
+		if p.Title.TextStyle.Width(l) > width {
+			t.Errorf("line %q wider than %v", l, width)
+		}
+	}
+	short := plot.New()
+	short.Title.Text = "GLLE-EM #1"
+	fitTitle(&short.Title.TextStyle, &short.Title.Text, width)
+	if short.Title.Text != "GLLE-EM #1" || short.Title.TextStyle.Font.Size != plot.New().Title.TextStyle.Font.Size {
+		t.Errorf("a short title changed: %q at %v", short.Title.Text, short.Title.TextStyle.Font.Size)
+	}
+	// A bracketed group is kept on one line when it fits one.
+	g := plot.New()
+	g.Title.Text = "em generation 6 (a=1) [axis 1 across, colour up]"
+	g.Title.TextStyle.Font.Size = vg.Points(9)
+	fitTitle(&g.Title.TextStyle, &g.Title.Text, vg.Points(150))
+	if g.Title.Text != "em generation 6 (a=1)\n[axis 1 across, colour up]" {
+		t.Errorf("title %q: want the bracketed group on its own line", g.Title.Text)
+	}
+}
+
+// TestSpreadBar: the uncertainty map's colour bar names the range of log10 spreads it
+// colours (the map had no scale before session 34), and a constant spread its one value.
+func TestSpreadBar(t *testing.T) {
+	if p := spreadBar([]float64{-3.25, -1, -2}); p.Title.Text != "colour: log10 spread, min -3.25 (dark) to max -1 (light)" {
+		t.Errorf("bar title %q", p.Title.Text)
+	}
+	if p := spreadBar([]float64{-2, -2}); p.Title.Text != "colour: log10 spread -2 at every point" {
+		t.Errorf("constant bar title %q", p.Title.Text)
+	}
+}
+
+// TestUncertaintyPNGHasColourBar: the uncertainty PNG is the panel with the colour bar below
+// it: taller than wide (it was one square panel).
+func TestUncertaintyPNGHasColourBar(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-generations", "3", "-uncertainty", "-plot", "y.png", "-out", "y.npy", "-q")
+	f, err := os.Open(filepath.Join(dir, "y_uncertainty.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int(math.Round(float64(panelH+footerH) / 72 * dpi)); cfg.Height < want-1 || cfg.Height > want+1 || cfg.Width >= cfg.Height {
+		t.Errorf("uncertainty PNG %d x %d: want %d pixels high (panel and colour bar)", cfg.Width, cfg.Height, want)
+	}
+}
