@@ -185,8 +185,11 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		prog.update("plot", 0, 0, false)
 		t0 := time.Now()
 		err := out.write("plot", c.plot, func(p string) error {
-			return plotEmbedding(ctx, p, input, method, base, gens, c.covScale, color)
+			return plotEmbedding(ctx, p, input, method, base, gens, c.generations, c.covScale, color)
 		})
+		if note := plotNote(c.plot, c.generations); note != "" {
+			sum.Notes = append(sum.Notes, note)
+		}
 		sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot", Seconds: time.Since(t0).Seconds()})
 		prog.update("plot", 0, 0, true)
 		if err != nil {
@@ -366,5 +369,6 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	return finish(ctx, e, prog, &sum, start, c.jsonPath, c.quiet, &out)
 }
 
-// maxPlotGenerations bounds the generations drawn beside the base embedding by -plot.
+// maxPlotGenerations bounds the generations drawn beside the base embedding by -plot (two
+// rows of four panels); the plot's last panel and a summary note say when more were drawn.
 const maxPlotGenerations = 7

@@ -433,7 +433,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.int(&c.generations, "generations", 0, "also write G generations Y_gen000 ... (em, direct, em-paper, direct-paper)")
 	f.float(&c.covScale, "cov-scale", 1, "A", "covariance scale a of the generations (a*Omega_i or a*Gamma_i)")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
-	f.str(&c.plot, "plot", "", "Y.png", "plot the embedding (and the generations) as PNG")
+	f.str(&c.plot, "plot", "", "Y.png", fmt.Sprintf("plot the embedding and its first %d generations as PNG (with more, the last panel and a summary note say how many are shown)", maxPlotGenerations))
 	f.str(&c.color, "color", "", "t.npy", "colour of the plotted points, n values", "the dataset's manifold coordinate, or the first input column")
 	c.analysis.register(f, true)
 	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")

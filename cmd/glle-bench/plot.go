@@ -319,9 +319,11 @@ func elideMiddle(w string, fits func(string) bool) string {
 	return string(r[:1]) + "…" + string(r[len(r)-1:])
 }
 
-// plotEmbedding draws -plot: the base embedding and up to maxPlotGenerations generations.
-func plotEmbedding(ctx context.Context, path, input, method string, base *mat.Dense, gens []*mat.Dense, a float64, col []float64) error {
-	grid, err := embeddingGrid(input, method, base, gens, a, col)
+// plotEmbedding draws -plot: the base embedding and the generations gens, the first
+// len(gens) of the run's total (embed keeps at most maxPlotGenerations; the last panel's
+// title says when some are left out).
+func plotEmbedding(ctx context.Context, path, input, method string, base *mat.Dense, gens []*mat.Dense, total int, a float64, col []float64) error {
+	grid, err := embeddingGrid(input, method, base, gens, total, a, col)
 	if err != nil {
 		return err
 	}
@@ -329,8 +331,9 @@ func plotEmbedding(ctx context.Context, path, input, method string, base *mat.De
 }
 
 // embeddingGrid lays out -plot's panels, four to a row: the base embedding, then the
-// generations gens.
-func embeddingGrid(input, method string, base *mat.Dense, gens []*mat.Dense, a float64, col []float64) ([][]*plot.Plot, error) {
+// generations gens; when they are fewer than the run's total, the last panel's title says
+// how many are shown (the PNG showed generations 0-6 of 10 without a word before session 34).
+func embeddingGrid(input, method string, base *mat.Dense, gens []*mat.Dense, total int, a float64, col []float64) ([][]*plot.Plot, error) {
 	n, _ := base.Dims()
 	input = filepath.Base(input)
 	var panels []*plot.Plot
@@ -344,7 +347,11 @@ func embeddingGrid(input, method string, base *mat.Dense, gens []*mat.Dense, a f
 	}
 	panels = append(panels, p)
 	for g, Y := range gens {
-		p, err := embeddingPanel(fmt.Sprintf("%s generation %d (a=%g)", method, g, a), Y, col)
+		title := fmt.Sprintf("%s generation %d (a=%g)", method, g, a)
+		if g == len(gens)-1 && len(gens) < total {
+			title += fmt.Sprintf(" [%d of %d generations shown]", len(gens), total)
+		}
+		p, err := embeddingPanel(title, Y, col)
 		if err != nil {
 			return nil, err
 		}
@@ -358,6 +365,15 @@ func embeddingGrid(input, method string, base *mat.Dense, gens []*mat.Dense, a f
 		panels = panels[m:]
 	}
 	return grid, nil
+}
+
+// plotNote is the summary's note when -plot leaves generations out (empty when it draws all).
+func plotNote(path string, total int) string {
+	if total <= maxPlotGenerations {
+		return ""
+	}
+	return fmt.Sprintf("-plot %s shows generations 0-%d of %d (it draws at most %d beside the base embedding)",
+		path, maxPlotGenerations-1, total, maxPlotGenerations)
 }
 
 // spreadBar is the uncertainty map's colour bar: the colours of v (log10 spreads) from its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"image/png"
 	"math"
 	"os"
@@ -135,5 +136,51 @@ func TestUncertaintyPNGHasColourBar(t *testing.T) {
 	}
 	if want := int(math.Round(float64(panelH+footerH) / 72 * dpi)); cfg.Height < want-1 || cfg.Height > want+1 || cfg.Width >= cfg.Height {
 		t.Errorf("uncertainty PNG %d x %d: want %d pixels high (panel and colour bar)", cfg.Width, cfg.Height, want)
+	}
+}
+
+// TestPlotGenerationsNote: -plot draws at most maxPlotGenerations generations, and says so
+// when the run drew more: a note in the summary and in -json's notes (the PNG showed
+// generations 0-6 of 10 without a word before session 34); none when it draws them all.
+func TestPlotGenerationsNote(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-generations", "9", "-plot", "y.png", "-out", "y.npy", "-json", "y.json")
+	want := "note: -plot y.png shows generations 0-6 of 9 (it draws at most 7 beside the base embedding)"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("summary lacks %q:\n%s", want, r.stderr)
+	}
+	var j struct{ Notes []string }
+	if err := json.Unmarshal(mustRead(t, dir, "y.json"), &j); err != nil || len(j.Notes) != 1 || !strings.Contains(want, j.Notes[0]) {
+		t.Errorf("-json notes %q (%v), want the note", j.Notes, err)
+	}
+	r = mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-generations", "7", "-plot", "y.png", "-out", "y.npy")
+	if strings.Contains(r.stderr, "shows generations") {
+		t.Errorf("a plot of every generation has a note: %s", r.stderr)
+	}
+}
+
+// TestEmbeddingGridShown: -plot's grid is the base panel and the kept generations, four to a
+// row, and its last panel says how many of the run's generations are shown when not all.
+func TestEmbeddingGridShown(t *testing.T) {
+	Y := mat.NewDense(3, 2, []float64{0, 1, 1, 0, 2, 2})
+	col := []float64{0, 1, 2}
+	gens := []*mat.Dense{Y, Y, Y, Y, Y, Y, Y}
+	for _, c := range []struct {
+		total int
+		last  string
+	}{{10, "em generation 6 (a=0.5) [7 of 10 generations shown]"}, {7, "em generation 6 (a=0.5)"}} {
+		grid, err := embeddingGrid("X.npy", "em", Y, gens, c.total, 0.5, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(grid) != 2 || len(grid[0]) != 4 || len(grid[1]) != 4 {
+			t.Fatalf("total %d: grid of %d rows, want 2 rows of 4", c.total, len(grid))
+		}
+		if got := grid[1][3].Title.Text; got != c.last {
+			t.Errorf("total %d: last title %q, want %q", c.total, got, c.last)
+		}
+		if got := grid[0][0].Title.Text; got != "X.npy, em mean weights" {
+			t.Errorf("base title %q", got)
+		}
 	}
 }

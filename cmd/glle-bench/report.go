@@ -205,6 +205,9 @@ type summary struct {
 	// Stale lists files beside the outputs with this run's names (STEM_gen003.npy, ...) that
 	// an earlier run wrote and this one did not replace.
 	Stale []string `json:"stale_outputs,omitempty"`
+	// Notes says what the outputs leave out: -plot draws at most maxPlotGenerations
+	// generations.
+	Notes []string `json:"notes,omitempty"`
 	// Orphans notes what a killed earlier run had left in the output folders: staged files
 	// removed, and backup files of a commit it did not finish (kept).
 	Orphans []string `json:"orphan_notes,omitempty"`
@@ -355,6 +358,9 @@ func (s *summary) write(w io.Writer) {
 	}
 	if len(s.Outputs) > 0 {
 		fmt.Fprintf(&b, "  wrote: %s\n", strings.Join(s.Outputs, ", "))
+	}
+	for _, o := range s.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", o)
 	}
 	for _, o := range s.Orphans {
 		fmt.Fprintf(&b, "  note: %s\n", o)
