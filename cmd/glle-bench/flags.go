@@ -918,9 +918,11 @@ func writeUsage(w io.Writer, topic string) {
 			transformUsage(w)
 		case "figures":
 			figuresFlags(&fc, &s1, &s2).usage(w, figuresSynopsis,
-				"Writes DIR/fig2_datasets.png (the four datasets in 3-D), DIR/fig3_generations.png (LLE, four EM and\n"+
-					"four direct-sampling generations per dataset) and DIR/fig4_cov_scale.png (a in 0.01, 0.1, 1, 5, 10),\n"+
-					"generations aligned onto the LLE embedding; DIR/fig5_cov_scale_study.png (median Procrustes disparity\n"+
+				"Writes DIR/fig2_datasets.png (the four datasets in 3-D: S-curve, Swiss roll, Swiss roll with hole,\n"+
+					"severed sphere, the paper's severed bowl), DIR/fig3_generations.png (a row per dataset in that order:\n"+
+					"LLE, four EM and four direct-sampling generations) and DIR/fig4_cov_scale.png (a row per dataset:\n"+
+					"(a) EM's generation 0 at a = 0.01, 0.1, 1, 5, 10, then (b) direct sampling's), generations aligned\n"+
+					"onto the LLE embedding; DIR/fig5_cov_scale_study.png (median Procrustes disparity\n"+
 					"to LLE and trustworthiness against a, both methods, four datasets) and DIR/fig6_uncertainty.png\n"+
 					"(the LLE embedding coloured by the per-point spread of the Fig. 3 generations).")
 		}

@@ -439,7 +439,7 @@ func TestFigures(t *testing.T) {
 	for _, f := range []string{fig2File, fig3File, fig4File} {
 		isPNG(t, filepath.Join(dir, "figs/sub", f))
 	}
-	if !strings.Contains(r.stderr, "8 fits, 42 generations") {
+	if !strings.Contains(r.stderr, "8 fits, 64 generations") {
 		t.Errorf("figures summary: %s", r.stderr)
 	}
 }
