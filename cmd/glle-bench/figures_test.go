@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -77,5 +80,57 @@ func TestFig3And4Layout(t *testing.T) {
 	}
 	if want := 2 * len(paperRows) * (len(fig4Scales) - 1); r.gens-gens != want {
 		t.Errorf("fig 4 drew %d generations after fig 3, want %d (a = 1 reused)", r.gens-gens, want)
+	}
+}
+
+// summaryTimes reads the run's wall time and its foreground stages from a summary on stderr.
+func summaryTimes(t *testing.T, stderr string) (wall float64, stages map[string]float64) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^glle-bench \S+.*  ([0-9.]+)s`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no wall time in the summary:\n%s", stderr)
+	}
+	wall, _ = strconv.ParseFloat(m[1], 64)
+	line := regexp.MustCompile(`(?m)^  stages: (.*)$`).FindStringSubmatch(stderr)
+	if line == nil {
+		t.Fatalf("no stages in the summary:\n%s", stderr)
+	}
+	stages = map[string]float64{}
+	for _, item := range strings.Split(line[1], ", ") {
+		if strings.HasSuffix(item, " (background)") {
+			continue
+		}
+		i := strings.LastIndex(item, " ")
+		v, err := strconv.ParseFloat(strings.TrimSuffix(item[i+1:], "s"), 64)
+		if err != nil {
+			t.Fatalf("stage %q: %v", item, err)
+		}
+		stages[item[:i]] += v
+	}
+	return wall, stages
+}
+
+// TestFiguresStagesPartition: the foreground stages of a figures run add up to no more than
+// its wall time: "fig N" leaves out the fits and generations listed as their own stages (it
+// held them too, and a run of 4.45 s listed 5.37 s of stages before session 34).
+func TestFiguresStagesPartition(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "figures", "-out", "f", "-n", "1000", "-figs", "3,4")
+	wall, stages := summaryTimes(t, r.stderr)
+	sum := 0.0
+	for _, v := range stages {
+		sum += v
+	}
+	// Each stage is printed to the millisecond, the wall time to 10 ms.
+	if slack := 0.0005*float64(len(stages)) + 0.005; sum > wall+slack {
+		t.Errorf("stages add up to %.3f s, more than the run's %.2f s:\n%s", sum, wall, r.stderr)
+	}
+	if sum < 0.5*wall {
+		t.Errorf("stages add up to %.3f s, not the run's %.2f s:\n%s", sum, wall, r.stderr)
+	}
+	for _, name := range []string{"fig 3", "fig 4", "kNN graph", "generations eigensolve"} {
+		if _, ok := stages[name]; !ok {
+			t.Errorf("stage %q missing:\n%s", name, r.stderr)
+		}
 	}
 }

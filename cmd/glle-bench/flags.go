@@ -924,7 +924,10 @@ func writeUsage(w io.Writer, topic string) {
 					"(a) EM's generation 0 at a = 0.01, 0.1, 1, 5, 10, then (b) direct sampling's), generations aligned\n"+
 					"onto the LLE embedding; DIR/fig5_cov_scale_study.png (median Procrustes disparity\n"+
 					"to LLE and trustworthiness against a, both methods, four datasets) and DIR/fig6_uncertainty.png\n"+
-					"(the LLE embedding coloured by the per-point spread of the Fig. 3 generations).")
+					"(the LLE embedding coloured by the per-point spread of the Fig. 3 generations).\n"+
+					"The summary's stages add up to the run: the fits' and generations' stages summed over the figures,\n"+
+					"then 'fig N', the rest of figure N's time (its datasets, aligning its generations, Fig. 5's\n"+
+					"trustworthiness, drawing and writing the PNG).")
 		}
 	}
 	if topic != "" {
