@@ -292,7 +292,9 @@ func (s *summary) write(w io.Writer) {
 	}
 	fmt.Fprintf(&b, "  %.2fs", s.WallSeconds)
 	if s.PeakRSSBytes > 0 {
-		fmt.Fprintf(&b, ", peak RSS %.1f MB", float64(s.PeakRSSBytes)/(1<<20))
+		// MiB, as the bench tables and the -max-mem messages (it said MB for the same
+		// 2^20-byte unit).
+		fmt.Fprintf(&b, ", peak RSS %.1f MiB", float64(s.PeakRSSBytes)/(1<<20))
 	}
 	b.WriteString("\n")
 	if len(s.Stages) > 0 {
