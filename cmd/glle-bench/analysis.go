@@ -38,7 +38,7 @@ func (a *analysisOpts) register(f *flags, metrics bool) {
 	}
 	f.boolean(&a.uncertainty, "uncertainty", "write STEM_uncertainty.npy (one value per point: the trace of its sample covariance, divisor G-1) and STEM_mean.npy (one row per point) "+over+", STEM = -out without its extension; needs -generations >= 2")
 	if metrics {
-		f.boolean(&a.metrics, "metrics", "report trustworthiness/continuity at k, LLE reconstruction cost, Procrustes disparity to the base and (datasets) max |Spearman| (exact for n <= 20000, a 2000-point subsample above)")
+		f.boolean(&a.metrics, "metrics", "report trustworthiness/continuity at k, LLE reconstruction cost, Procrustes disparity to the base and (datasets) max |Spearman| (trustworthiness/continuity: exact for n <= 20000, over a 2000-point subsample above, and not computed unless k is below n/2, which the summary says)")
 	}
 }
 
@@ -206,9 +206,13 @@ type qualityJSON struct {
 
 // metricsReport holds -metrics for the base embedding and every generation.
 type metricsReport struct {
-	K           int           `json:"k"`
-	Queries     int           `json:"queries"` // points trustworthiness/continuity ran over
-	Exact       bool          `json:"exact"`   // false: a seeded random subsample (n > 20000)
+	K       int  `json:"k"`
+	Queries int  `json:"queries"` // points trustworthiness/continuity ran over (0: not computed)
+	Exact   bool `json:"exact"`   // false: a seeded random subsample (n > 20000), or not computed
+	// NotComputed says why trustworthiness and continuity were not computed (they need
+	// k below n/2); empty when they were. Before, such a run reported "exact": true with every
+	// value missing.
+	NotComputed string        `json:"trust_continuity_not_computed,omitempty"`
 	Base        qualityJSON   `json:"base"`
 	Generations []qualityJSON `json:"generations,omitempty"`
 }
@@ -231,7 +235,12 @@ type metricsRun struct {
 func newMetricsRun(ctx context.Context, X *mat.Dense, m *engine.Model, coord []float64) (*metricsRun, error) {
 	n, _ := X.Dims()
 	q := bench.QueryCount(n, bench.NeighborhoodOptions{})
-	r := &metricsRun{X: X, m: m, coord: coord, rep: &metricsReport{K: m.K, Queries: q, Exact: q == n}}
+	rep := &metricsReport{K: m.K, Queries: q, Exact: q == n}
+	if 2*m.K >= n { // bench.AssessContext's condition: it skips them
+		rep.Queries, rep.Exact = 0, false
+		rep.NotComputed = fmt.Sprintf("they need k below n/2, and k = %d is not below n/2 = %g", m.K, float64(n)/2)
+	}
+	r := &metricsRun{X: X, m: m, coord: coord, rep: rep}
 	base, err := r.assess(ctx, "base", m.Embedding, nil)
 	if err != nil {
 		return nil, err
@@ -271,7 +280,10 @@ func fmtOpt(v *float64, f string) string {
 // write prints the metrics table of the run summary.
 func (r *metricsReport) write(b *strings.Builder) {
 	how := "exact"
-	if !r.Exact {
+	switch {
+	case r.NotComputed != "":
+		how = "not computed: " + r.NotComputed
+	case !r.Exact:
 		how = fmt.Sprintf("estimated on %d random query points", r.Queries)
 	}
 	fmt.Fprintf(b, "  metrics (k=%d, trustworthiness/continuity %s):\n", r.K, how)

@@ -420,3 +420,36 @@ func TestMetricsAlignScaleAndWorkers(t *testing.T) {
 		t.Errorf("-workers 1 -metrics: CPU time %v for %v wall", cpu, wall)
 	}
 }
+
+// TestMetricsNotComputed: with k not below n/2 trustworthiness and continuity cannot be
+// computed; the summary and the JSON say so and why. They claimed "exact" ("exact": true,
+// "queries": 12) over a table of "-" cells (a user trial: -dataset swissroll -n 12).
+func TestMetricsNotComputed(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "12", "-method", "em", "-generations", "3", "-metrics", "-out", "s.npy", "-json", "s.json")
+	if want := "trustworthiness/continuity not computed: they need k below n/2, and k = 10 is not below n/2 = 6"; !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "continuity exact") {
+		t.Errorf("summary does not say %q:\n%s", want, r.stderr)
+	}
+	var rep struct {
+		Metrics struct {
+			Queries     int    `json:"queries"`
+			Exact       bool   `json:"exact"`
+			NotComputed string `json:"trust_continuity_not_computed"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(mustRead(t, dir, "s.json"), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if m := rep.Metrics; m.Exact || m.Queries != 0 || !strings.Contains(m.NotComputed, "not below n/2 = 6") {
+		t.Errorf("metrics %+v: want exact false, queries 0 and the reason", m)
+	}
+	// Computed: no reason, exact over every point.
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "21", "-method", "em", "-generations", "1", "-metrics", "-out", "c.npy", "-json", "c.json", "-q")
+	rep.Metrics.NotComputed = ""
+	if err := json.Unmarshal(mustRead(t, dir, "c.json"), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if m := rep.Metrics; !m.Exact || m.Queries != 21 || m.NotComputed != "" {
+		t.Errorf("n = 21, k = 10: metrics %+v, want exact over 21 points", m)
+	}
+}
