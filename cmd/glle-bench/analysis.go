@@ -63,6 +63,34 @@ func (a *analysisOpts) check(generations int, set map[string]bool) error {
 	return nil
 }
 
+// genSettings are the flags that decide, with the seed, what the generation files of a run
+// hold: the settings of the -json report and model.json's embed_generations.
+type genSettings struct {
+	Generations int     `json:"generations"`
+	CovScale    float64 `json:"cov_scale"`
+	Frame       string  `json:"frame,omitempty"` // base or eigen (-frame); none for transform -base-only
+	Align       bool    `json:"align"`           // aligned onto the base embedding (-align)
+	AlignScale  bool    `json:"align_scale"`     // with a uniform scale (-align-scale)
+}
+
+// genSettings returns the settings of a run drawing gens generations at scale covScale.
+func (a analysisOpts) genSettings(gens int, covScale float64) *genSettings {
+	return &genSettings{Generations: gens, CovScale: covScale, Frame: a.frame.String(), Align: a.align, AlignScale: a.alignScale}
+}
+
+// addTo records g in a report's settings.
+func (g *genSettings) addTo(mp map[string]any) {
+	mp["generations"], mp["cov_scale"], mp["align"], mp["align_scale"] = g.Generations, g.CovScale, g.Align, g.AlignScale
+	if g.Frame != "" {
+		mp["frame"] = g.Frame
+	}
+}
+
+// genReport starts the report of generation g, saying what its file holds.
+func (g *genSettings) genReport(gen int, seed uint64) genReport {
+	return genReport{Generation: gen, Seed: seed, CovScale: g.CovScale, Frame: g.Frame, Aligned: g.Align, AlignScale: g.Align && g.AlignScale}
+}
+
 // stem returns out without its extension: Y.npy -> Y.
 func stem(out string) string { return strings.TrimSuffix(out, filepath.Ext(out)) }
 

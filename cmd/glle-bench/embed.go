@@ -119,6 +119,11 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	sum := summary{Command: "embed", Method: s.Method.String(), Input: input, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(s.Solver),
 		Settings: settingsMap(m, s, c.seed), Fit: &m.Report, Stages: append([]engine.StageTime(nil), m.Report.Stages...)}
+	var gs *genSettings // what the generation files hold besides the seed (nil: none are drawn)
+	if c.generations > 0 {
+		gs = c.analysis.genSettings(c.generations, c.covScale)
+		gs.addTo(sum.Settings)
+	}
 	sum.SigmaNote = sigmaNote(m.Method, m.Report.Sigma)
 	var coord []float64
 	if c.dataset != "" && c.color == "" {
@@ -147,8 +152,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
 			return err
 		}
-		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
-			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
+		gr := gs.genReport(g, c.seed)
+		gr.File, gr.Seconds, gr.Stages, gr.Eigen = path, secs, rep.Stages, rep.Eigen
+		sum.Generations = append(sum.Generations, gr)
 		if c.plot != "" && len(gens) < maxPlotGenerations {
 			gens = append(gens, mat.DenseCopyOf(Y)) // Y may be buf, which the next generation overwrites
 		}
@@ -160,7 +166,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	}
 
 	if c.model != "" {
-		if err := saveModel(ctx, c.model, m, s, c.seed, &out); err != nil {
+		if err := saveModel(ctx, c.model, m, s, c.seed, gs, &out); err != nil {
 			return err
 		}
 	}
@@ -328,9 +334,12 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	if err := checkSpace(genNeeds(c.out+c.ext, false, c.generations, n, m.Dim, c.analysis), int64(c.generations)+2); err != nil {
 		return err
 	}
+	gs := c.analysis.genSettings(c.generations, c.covScale)
 	sum := summary{Command: "generate", Method: m.Method.String(), Input: c.model, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
-		Stages: []engine.StageTime{restore}}
+		Settings: map[string]any{"seed": c.seed, "solver": solverName(sol), "workers": c.workers},
+		Stages:   []engine.StageTime{restore}}
+	gs.addTo(sum.Settings)
 	if sum.Backend == "" {
 		sum.Backend = "default"
 	}
@@ -358,8 +367,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
 			return err
 		}
-		sum.Generations = append(sum.Generations, genReport{Generation: g, Seed: c.seed, CovScale: c.covScale, Frame: c.analysis.frame.String(), File: path,
-			Seconds: secs, Stages: rep.Stages, Eigen: rep.Eigen})
+		gr := gs.genReport(g, c.seed)
+		gr.File, gr.Seconds, gr.Stages, gr.Eigen = path, secs, rep.Stages, rep.Eigen
+		sum.Generations = append(sum.Generations, gr)
 	}
 	prog.update("generate", c.generations, c.generations, true)
 	sum.addGenStages()

@@ -912,7 +912,9 @@ func writeUsage(w io.Writer, topic string) {
 			generateFlags(&gc).usage(w, generateSynopsis,
 				"Restores a saved model and writes PREFIX_gen000.npy ... With the embed run's -seed (the default:\n"+
 					"the model records it), -cov-scale, -frame, -align and -align-scale the files are bit-identical to\n"+
-					"the ones 'embed -generations' wrote.\n"+
+					"the ones 'embed -generations' wrote; model.json's embed_generations records that run's values\n"+
+					"(informational: this command's flags decide). The -json report's settings and every generation's\n"+
+					"entry (frame, aligned, align_scale) say what the files hold.\n"+
 					"With -uncertainty it also writes PREFIX_uncertainty.npy and PREFIX_mean.npy.")
 		case "transform":
 			transformUsage(w)

@@ -52,6 +52,11 @@ type modelMeta struct {
 	Eigenvalues   []float64 `json:"eigenvalues"`
 	Shift         float64   `json:"eigen_shift"`
 	Files         []string  `json:"files"`
+	// EmbedGenerations records the generations the embed run that saved the model drew: its
+	// -generations, -cov-scale, -frame, -align and -align-scale, which with Seed reproduce its
+	// files through generate; absent when it drew none. generate does not read it (its own
+	// flags decide; only -seed defaults to the model's).
+	EmbedGenerations *genSettings `json:"embed_generations,omitempty"`
 }
 
 func modelFile(dir, name string) string { return filepath.Join(dir, name) }
@@ -132,7 +137,8 @@ var errMetaDir = errors.New("a folder")
 
 // saveModel writes the model folder; model.json is written last, so a folder holding it is
 // complete.
-func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settings, seed uint64, out *outputs) error {
+// gens records the run's generations in model.json (nil: none were drawn).
+func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settings, seed uint64, gens *genSettings, out *outputs) error {
 	sv := m.Saved()
 	n, d := sv.X.Dims()
 	k, p := sv.K, sv.Dim
@@ -188,7 +194,7 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		FormatVersion: modelFormatVersion, Method: sv.Method.String(), K: k, Dim: p, Reg: sv.Reg,
 		RegMode: regModeName(sv.RegMode), Scaling: scalingName(sv.Scaling), DirectRidge: sv.DirectRidge,
 		Solver: solverName(s.Solver), Seed: seed, EMIterations: m.Report.EMIterations, N: n, D: d,
-		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files,
+		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files, EmbedGenerations: gens,
 	}
 	for i, v := range meta.Eigenvalues {
 		if !finite(v) {

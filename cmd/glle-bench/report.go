@@ -172,7 +172,9 @@ type genReport struct {
 	Generation int                `json:"generation"`
 	Seed       uint64             `json:"seed"`
 	CovScale   float64            `json:"cov_scale"`
-	Frame      string             `json:"frame,omitempty"` // base or eigen (generations)
+	Frame      string             `json:"frame,omitempty"` // the basis the generation was drawn in: base or eigen (-frame; none for transform -base-only)
+	Aligned    bool               `json:"aligned"`         // the file was then aligned onto the base embedding (-align: orthogonal Procrustes, rotation/reflection + translation)
+	AlignScale bool               `json:"align_scale"`     // the alignment also fitted a uniform scale (-align-scale)
 	File       string             `json:"file"`
 	Seconds    float64            `json:"seconds"` // Generate's time (embed, generate: no analysis or writing; transform: with the new points' draws)
 	Stages     []engine.StageTime `json:"stages,omitempty"`

@@ -338,7 +338,7 @@ func fuzzModelTemplate(f *testing.F) map[string][]byte {
 	}
 	dir := f.TempDir()
 	var out outputs
-	if err := out.done(saveModel(context.Background(), dir, m, s, 1, &out)); err != nil {
+	if err := out.done(saveModel(context.Background(), dir, m, s, 1, nil, &out)); err != nil {
 		f.Fatal(err)
 	}
 	files := map[string][]byte{}

@@ -154,7 +154,17 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	}
 	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, ModelN: m.N, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
-		Stages: []engine.StageTime{restore}}
+		Settings: map[string]any{"solver": solverName(sol), "workers": c.workers},
+		Stages:   []engine.StageTime{restore}}
+	var gs *genSettings
+	if c.generations > 0 {
+		gs = c.analysis.genSettings(c.generations, c.covScale)
+		if c.baseOnly {
+			gs.Frame = "" // nothing is drawn in a frame: the base embedding is combined
+		}
+		gs.addTo(sum.Settings)
+		sum.Settings["seed"], sum.Settings["base_only"] = c.seed, c.baseOnly
+	}
 
 	t0 := time.Now()
 	prog.update("transform", 0, 0, false)
@@ -176,10 +186,9 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	for g := 0; g < c.generations; g++ {
 		prog.update("generate", g, c.generations, false)
 		t0 := time.Now()
+		gr := gs.genReport(g, c.seed)
 		var Ytr *mat.Dense // nil: the base embedding
-		gr := genReport{Generation: g, Seed: c.seed, CovScale: c.covScale}
 		if !c.baseOnly {
-			gr.Frame = c.analysis.frame.String()
 			rep, err := m.GenerateTo(ctx, &buf, c.seed, g, c.covScale, c.analysis.frame)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -209,5 +210,83 @@ func TestHelpHelp(t *testing.T) {
 	}
 	if r := runBin(t, dir, "help", "nothing"); r.code != exitBadInput || !strings.Contains(r.stderr, "help") {
 		t.Errorf("help nothing: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestAlignRecorded: -align and -align-scale are recorded where the other generation flags
+// are: embed's settings, generate's and transform's settings, model.json (embed_generations)
+// and every generation entry, which says what its file holds ("frame": "eigen", "aligned":
+// true, "align_scale": true). Before, the entries of Procrustes-aligned, rescaled files said
+// "frame": "eigen" and nothing else, generate had no settings, and neither embed's settings nor
+// model.json named -align, which the help says reproducing the files needs.
+func TestAlignRecorded(t *testing.T) {
+	dir := t.TempDir()
+	type gen struct {
+		Frame      *string `json:"frame"`
+		Aligned    *bool   `json:"aligned"`
+		AlignScale *bool   `json:"align_scale"`
+	}
+	type report struct {
+		Settings    map[string]any `json:"settings"`
+		Generations []gen          `json:"generations"`
+	}
+	read := func(name string) report {
+		var r report
+		if err := json.Unmarshal(mustRead(t, dir, name), &r); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return r
+	}
+	check := func(name string, r report, frame string, align, scale bool) {
+		t.Helper()
+		for k, want := range map[string]any{"align": align, "align_scale": scale, "cov_scale": 0.5, "generations": 2.0} {
+			if got, ok := r.Settings[k]; !ok || got != want {
+				t.Errorf("%s: settings[%q] = %v (present %v), want %v", name, k, got, ok, want)
+			}
+		}
+		if frame != "" && r.Settings["frame"] != frame {
+			t.Errorf("%s: settings[frame] = %v, want %s", name, r.Settings["frame"], frame)
+		}
+		if len(r.Generations) != 2 {
+			t.Fatalf("%s: %d generations", name, len(r.Generations))
+		}
+		for g, e := range r.Generations {
+			if e.Aligned == nil || *e.Aligned != align || e.AlignScale == nil || *e.AlignScale != scale || (frame == "") != (e.Frame == nil) || e.Frame != nil && *e.Frame != frame {
+				t.Errorf("%s: generation %d says frame %v, aligned %v, align_scale %v; want %q, %v, %v", name, g, e.Frame, e.Aligned, e.AlignScale, frame, align, scale)
+			}
+		}
+	}
+	flags := []string{"-generations", "2", "-cov-scale", "0.5", "-frame", "eigen", "-align", "-align-scale"}
+	mustRun(t, dir, append([]string{"embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-model", "m", "-out", "y.npy", "-json", "y.json", "-q"}, flags...)...)
+	check("embed", read("y.json"), "eigen", true, true)
+	var meta struct {
+		Gens map[string]any `json:"embed_generations"`
+	}
+	if err := json.Unmarshal(mustRead(t, dir, "m/model.json"), &meta); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"generations": 2.0, "cov_scale": 0.5, "frame": "eigen", "align": true, "align_scale": true} {
+		if meta.Gens[k] != want {
+			t.Errorf("model.json embed_generations[%q] = %v, want %v", k, meta.Gens[k], want)
+		}
+	}
+	mustRun(t, dir, append([]string{"generate", "-model", "m", "-out", "g", "-json", "g.json", "-q"}, flags...)...)
+	check("generate", read("g.json"), "eigen", true, true)
+	for g := range 2 { // the flags model.json records reproduce the files
+		if !bytes.Equal(mustRead(t, dir, genPath("y.npy", g)), mustRead(t, dir, genPath("g.npy", g))) {
+			t.Errorf("generate with embed_generations' flags: generation %d differs from embed's", g)
+		}
+	}
+	mustRun(t, dir, "generate", "-model", "m", "-out", "p", "-json", "p.json", "-generations", "2", "-cov-scale", "0.5", "-q")
+	check("generate without -align", read("p.json"), "base", false, false)
+	mustRun(t, dir, "dataset", "-name", "scurve", "-n", "50", "-out", "new.npy", "-q")
+	mustRun(t, dir, append([]string{"transform", "-model", "m", "-in", "new.npy", "-out", "t.npy", "-json", "t.json", "-q"}, flags...)...)
+	check("transform", read("t.json"), "eigen", true, true)
+	mustRun(t, dir, "transform", "-model", "m", "-in", "new.npy", "-out", "b.npy", "-json", "b.json", "-generations", "2", "-cov-scale", "0.5", "-base-only", "-q")
+	check("transform -base-only", read("b.json"), "", false, false)
+	// No generations: embed's model.json has no embed_generations.
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-model", "m0", "-out", "z.npy", "-q")
+	if strings.Contains(string(mustRead(t, dir, "m0/model.json")), "embed_generations") {
+		t.Error("model.json of a run without generations has embed_generations")
 	}
 }
