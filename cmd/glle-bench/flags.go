@@ -903,7 +903,9 @@ func writeUsage(w io.Writer, topic string) {
 			embedFlags(&ec, &er).usage(w, embedSynopsis,
 				"Fits the method, writes the base embedding to -out and, with -generations G, G new embeddings\n"+
 					"Y_gen000 ... beside it (same stem and format). -model DIR saves neighbors.npy, weights.npy,\n"+
-					"sigma.npy (EM methods), gamma.npy (direct methods), embedding.npy, X.npy and model.json.\n"+
+					"sigma.npy (EM methods), embedding.npy, X.npy and model.json, which generate and transform read,\n"+
+					"and for the direct methods gamma.npy (Gamma_i, n x k x k), for inspection only: they recompute\n"+
+					"Gamma_i and never read it, so editing or deleting it changes nothing.\n"+
 					"With -uncertainty it also writes Y_uncertainty.npy (n) and Y_mean.npy (n x p) beside -out\n"+
 					"(same stem and format; with -plot also Y_uncertainty.png, the base embedding coloured by log10 of\n"+
 					"the spread, with a colour bar of its range). Panel titles too wide for a panel are wrapped\n"+
@@ -914,7 +916,8 @@ func writeUsage(w io.Writer, topic string) {
 					"the model records it), -cov-scale, -frame, -align and -align-scale the files are bit-identical to\n"+
 					"the ones 'embed -generations' wrote; model.json's embed_generations records that run's values\n"+
 					"(informational: this command's flags decide). The -json report's settings and every generation's\n"+
-					"entry (frame, aligned, align_scale) say what the files hold.\n"+
+					"entry (frame, aligned, align_scale) say what the files hold. gamma.npy, for inspection only, is\n"+
+					"not read (Gamma_i is recomputed).\n"+
 					"With -uncertainty it also writes PREFIX_uncertainty.npy and PREFIX_mean.npy.")
 		case "transform":
 			transformUsage(w)

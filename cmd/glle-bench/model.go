@@ -29,7 +29,13 @@ const (
 	sigmaFile     = "sigma.npy"
 	embeddingFile = "embedding.npy"
 	dataFile      = "X.npy"
-	gammaFile     = "gamma.npy" // direct methods: Gamma_i, n x k x k (not needed by generate)
+	// gammaFile holds the direct methods' Gamma_i, n x k x k, for inspection only: generate and
+	// transform never read it (they recompute Gamma_i from X.npy, neighbors.npy and
+	// weights.npy, which they validate), so a missing, damaged or edited gamma.npy changes
+	// nothing, and model.json lists it under informational_files, not files. Checking it would
+	// mean reading 8 n k^2 bytes (8e8 at n = 1M, k = 10: four times the other files together
+	// for 3-D data) and recomputing every Gamma_i, for a file the run does not use.
+	gammaFile = "gamma.npy"
 
 	modelFormatVersion = 1
 )
@@ -51,7 +57,10 @@ type modelMeta struct {
 	D             int       `json:"d"`
 	Eigenvalues   []float64 `json:"eigenvalues"`
 	Shift         float64   `json:"eigen_shift"`
-	Files         []string  `json:"files"`
+	Files         []string  `json:"files"` // the files generate and transform read (validated)
+	// Informational lists the files written for inspection only, which generate and
+	// transform never read: gamma.npy (gammaFile).
+	Informational []string `json:"informational_files,omitempty"`
 	// EmbedGenerations records the generations the embed run that saved the model drew: its
 	// -generations, -cov-scale, -frame, -align and -align-scale, which with Seed reproduce its
 	// files through generate; absent when it drew none. generate does not read it (its own
@@ -152,6 +161,7 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	// commit, so that a commit cut short never looks like a complete model.
 	out.retireAtCommit(modelFile(dir, metaFile))
 	files := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
+	var informational []string // files for inspection only (gammaFile)
 	nb := make([]int64, len(sv.Neighbors))
 	for i, v := range sv.Neighbors {
 		nb[i] = int64(v)
@@ -178,7 +188,7 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 			ok = m.GammaTo(g[i*k*k:(i+1)*k*k], scratch, i)
 		}
 		if ok {
-			files = append(files, gammaFile)
+			informational = append(informational, gammaFile)
 			if err := write(gammaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k, k}, g) }); err != nil {
 				return err
 			}
@@ -194,7 +204,7 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		FormatVersion: modelFormatVersion, Method: sv.Method.String(), K: k, Dim: p, Reg: sv.Reg,
 		RegMode: regModeName(sv.RegMode), Scaling: scalingName(sv.Scaling), DirectRidge: sv.DirectRidge,
 		Solver: solverName(s.Solver), Seed: seed, EMIterations: m.Report.EMIterations, N: n, D: d,
-		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files, EmbedGenerations: gens,
+		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files, Informational: informational, EmbedGenerations: gens,
 	}
 	for i, v := range meta.Eigenvalues {
 		if !finite(v) {
@@ -205,7 +215,7 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	// The files of an earlier model in dir that this one does not have (sigma.npy of an em
 	// model re-saved as lle, say) go at commit, so the folder holds one model.
 	for _, name := range []string{sigmaFile, gammaFile} {
-		if !slices.Contains(files, name) {
+		if !slices.Contains(files, name) && !slices.Contains(informational, name) {
 			out.retireAtCommit(modelFile(dir, name))
 		}
 	}

@@ -33,18 +33,19 @@ type transformConfig struct {
 
 const transformSynopsis = "glle-bench transform -model DIR -in NEW.npy -out Y.npy [-generations G] [-seed S] [-cov-scale A] [-uncertainty]"
 
-const transformAbout = `Embeds new points with a model saved by 'glle-bench embed -model DIR' (any method, lle too): -out
-gets the LLE transform (LLE weights on the k nearest training points, the base embedding of the
-training points; a new point equal to a training point gets that point's embedding). For GLLE
-models, G generations (flag -generations) are also written as Y_gen000 ... : generation g draws
-every new point's weights from the model's weight family (seed S, by default the seed the model
-was fitted with; scale A; new row i uses the stream of point n + i) and combines generation g's
-embedding of the training points, which is regenerated with the same seed and scale, so it
-equals the file embed or generate wrote with that seed and scale (flag -base-only uses the base
-embedding instead: faster, and the spread then reflects the new points' weights only). The
-uncertainty files STEM_uncertainty.npy and STEM_mean.npy hold the new points' spread and mean,
-every generation mapped onto the base frame by the rigid Procrustes alignment (rotation or
-reflection and translation, never a scale, -align-scale or not) of its training embedding.`
+const transformAbout = `Embeds new points with a model saved by 'glle-bench embed -model DIR' (any method, lle too; its
+gamma.npy, for inspection only, is not read): -out gets the LLE transform (LLE weights on the k
+nearest training points, the base embedding of the training points; a new point equal to a training
+point gets that point's embedding). For GLLE models, G generations (flag -generations) are also
+written as Y_gen000 ... : generation g draws every new point's weights from the model's weight
+family (seed S, by default the seed the model was fitted with; scale A; new row i uses the stream of
+point n + i) and combines generation g's embedding of the training points, which is regenerated with
+the same seed and scale, so it equals the file embed or generate wrote with that seed and scale
+(flag -base-only uses the base embedding instead: faster, and the spread then reflects the new
+points' weights only). The uncertainty files STEM_uncertainty.npy and STEM_mean.npy hold the new
+points' spread and mean, every generation mapped onto the base frame by the rigid Procrustes
+alignment (rotation or reflection and translation, never a scale, -align-scale or not) of its
+training embedding.`
 
 func transformFlags(c *transformConfig) *flags {
 	f := newFlags("transform")

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"glle/bench/dataio"
 )
 
 // Tests of the defects a user trial found (besides the named pipes of fifo_test.go).
@@ -288,5 +291,58 @@ func TestAlignRecorded(t *testing.T) {
 	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-model", "m0", "-out", "z.npy", "-q")
 	if strings.Contains(string(mustRead(t, dir, "m0/model.json")), "embed_generations") {
 		t.Error("model.json of a run without generations has embed_generations")
+	}
+}
+
+// TestGammaInformational: a direct model's gamma.npy is for inspection only, and says so:
+// model.json lists it under informational_files, not among the files generate and transform
+// read, and the help says they do not read it. A corrupt, NaN-holding or missing gamma.npy
+// therefore changes no generation. Before, model.json listed it in files and the help among
+// the model's files, while generate ignored it silently.
+func TestGammaInformational(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "direct", "-generations", "1", "-model", "m", "-out", "y.npy", "-q")
+	var meta modelMeta
+	if err := json.Unmarshal(mustRead(t, dir, "m/model.json"), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(meta.Files, gammaFile) || !slices.Equal(meta.Informational, []string{gammaFile}) {
+		t.Errorf("model.json: files %v, informational_files %v; want gamma.npy only in informational_files", meta.Files, meta.Informational)
+	}
+	for _, cmd := range []string{"embed", "generate", "transform"} {
+		if h := strings.Join(strings.Fields(mustRun(t, dir, cmd, "-h").stdout), " "); !strings.Contains(h, "for inspection only") {
+			t.Errorf("%s -h does not say gamma.npy is for inspection only", cmd)
+		}
+	}
+	gamma := filepath.Join(dir, "m", gammaFile)
+	nan := make([]float64, 300*10*10)
+	for i := range nan {
+		nan[i] = math.NaN()
+	}
+	for _, c := range []struct {
+		name  string
+		spoil func() error
+	}{
+		{"corrupt", func() error { return os.WriteFile(gamma, []byte("not an npy file"), 0o644) }},
+		{"NaN", func() error { return dataio.WriteNPYFile(gamma, []int{300, 10, 10}, nan) }},
+		{"missing", func() error { return os.Remove(gamma) }},
+	} {
+		if err := c.spoil(); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, dir, "generate", "-model", "m", "-generations", "1", "-out", "g", "-q")
+		if !bytes.Equal(mustRead(t, dir, "y_gen000.npy"), mustRead(t, dir, "g_gen000.npy")) {
+			t.Errorf("%s gamma.npy: generation 0 differs from embed's", c.name)
+		}
+	}
+	// Re-saving an em model into the folder removes the direct model's gamma.npy; re-saving a
+	// direct one writes it again (the informational file is not retired with the model's).
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "direct", "-model", "m", "-out", "y2.npy", "-q")
+	if _, err := os.Stat(gamma); err != nil {
+		t.Errorf("re-saved direct model: %v", err)
+	}
+	mustRun(t, dir, "embed", "-dataset", "swissroll", "-n", "300", "-method", "em", "-model", "m", "-out", "y3.npy", "-q")
+	if _, err := os.Stat(gamma); !os.IsNotExist(err) {
+		t.Errorf("em model saved over a direct one: gamma.npy %v, want removed", err)
 	}
 }
