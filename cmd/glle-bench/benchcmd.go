@@ -223,7 +223,8 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		benchFlags(&benchConfig{}, &r).usage(stdout, benchSynopsis,
 			"Runs the end-to-end scaling sweep, each (size, method) in a child process ('embed -dataset ... -q')\n"+
 				"so peak RSS is per run, and prints a markdown table: per-stage seconds, fit total, generation time\n"+
-				"and its ratio to the fit, peak RSS, nnz(L)/row and linear solves. -peers adds scikit-learn.")
+				"and its ratio to the fit, peak RSS, nnz(L)/row and linear solves. -peers adds scikit-learn.\n"+
+				"Every finished run prints one line on stderr (size, method, fit and generation seconds).")
 		return exitOK
 	}
 	if err == nil {
@@ -343,12 +344,21 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 		return out.closedErr("the sweep started, and there is no -json or -keep to keep its results: keep the reader open, or add -json")
 	}
 
+	// One line on stderr per finished run (a sweep's runs take up to minutes each, and the
+	// table comes at the end); a failed run gets its error line below instead.
+	sweepStart, runsDone, runsTotal := time.Now(), 0, len(c.sizes)*len(c.methods)*c.repeat
+	onRun := func(r benchRun, rep int) {
+		runsDone++
+		if r.Error == "" {
+			fmt.Fprintf(e.stderr, "glle-bench bench: %s (run %d of %d, %.1fs elapsed)\n", r.progressLine(rep, c.repeat), runsDone, runsTotal, time.Since(sweepStart).Seconds())
+		}
+	}
 	for _, n := range c.sizes {
 		for _, m := range c.methods {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := benchRepeat(ctx, self, dir, c, n, m)
+			r, err := benchRepeat(ctx, self, dir, c, n, m, onRun)
 			if err != nil {
 				return err
 			}
@@ -380,6 +390,9 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 				}
 				if p.Error != "" {
 					fmt.Fprintf(e.stderr, "glle-bench bench: scikit-learn n=%d: %s\n", n, p.Error)
+				} else {
+					fmt.Fprintf(e.stderr, "glle-bench bench: scikit-learn n=%d: %s s, our lle fit %s s (%.1fs elapsed)\n",
+						n, fmtSec(p.Seconds), fmtSec(p.OursSeconds), time.Since(sweepStart).Seconds())
 				}
 				rep.Peers = append(rep.Peers, p)
 			}
@@ -425,10 +438,14 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 }
 
 // benchRepeat runs (n, m) c.repeat times (benchChild) and returns the median run (medianRun).
-// A failed run is returned as such.
-func benchRepeat(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method) (benchRun, error) {
+// A failed run is returned as such. onRun is called after every run that was not interrupted,
+// with its repetition (0, 1, ...).
+func benchRepeat(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method, onRun func(benchRun, int)) (benchRun, error) {
 	if c.repeat <= 1 {
 		r := benchChild(ctx, self, dir, c, n, m, "")
+		if ctx.Err() == nil {
+			onRun(r, 0)
+		}
 		return r, ctx.Err()
 	}
 	var runs []benchRun
@@ -437,12 +454,28 @@ func benchRepeat(ctx context.Context, self, dir string, c benchConfig, n int, m 
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
+		onRun(r, rep)
 		if r.Error != "" {
 			return r, nil
 		}
 		runs = append(runs, r)
 	}
 	return medianRun(runs), nil
+}
+
+// progressLine describes a finished run on the sweep's progress line: "n=5000 em: fit 1.23
+// s, generation 0.456 s" (rep of repeats with -repeat).
+func (r benchRun) progressLine(rep, repeats int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "n=%d %s", r.N, r.Method)
+	if repeats > 1 {
+		fmt.Fprintf(&b, " repeat %d/%d", rep+1, repeats)
+	}
+	fmt.Fprintf(&b, ": fit %s s", fmtSec(r.FitSeconds))
+	if r.Generations > 0 {
+		fmt.Fprintf(&b, ", generation %s s", fmtSec(r.GenSeconds))
+	}
+	return b.String()
 }
 
 // medianRun returns the median of runs: by generation-to-fit ratio when they drew generations,

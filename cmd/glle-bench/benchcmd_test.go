@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -270,6 +271,29 @@ func TestBenchBadInput(t *testing.T) {
 	}
 }
 
+// TestBenchProgress: the sweep prints one line per finished run on stderr (size, method, fit
+// seconds, generation seconds of the generative methods, the count of runs), on a terminal or
+// not, and none on stdout, which holds the tables. It printed nothing until the tables at the
+// end, after up to 20 minutes.
+func TestBenchProgress(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "bench", "-sizes", "300", "-methods", "lle,em", "-repeat", "2")
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	want := []string{"n=300 lle repeat 1/2: fit ", "n=300 lle repeat 2/2: fit ", "n=300 em repeat 1/2: fit ", "n=300 em repeat 2/2: fit "}
+	if len(lines) != len(want) {
+		t.Fatalf("stderr %q: want %d progress lines", r.stderr, len(want))
+	}
+	for i, w := range want {
+		l := lines[i]
+		if !strings.HasPrefix(l, "glle-bench bench: "+w) || !strings.Contains(l, fmt.Sprintf("(run %d of 4, ", i+1)) || strings.Contains(l, "generation") != strings.Contains(w, "em") {
+			t.Errorf("progress line %d %q, want %q... (run %d of 4, ...), a generation time for em only", i, l, w, i+1)
+		}
+	}
+	if strings.Contains(r.stdout, "glle-bench bench: n=") || !strings.Contains(r.stdout, "| 300 | em |") {
+		t.Errorf("stdout holds progress, or lacks the table:\n%s", r.stdout)
+	}
+}
+
 func TestBenchHelp(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{{"help", "bench"}, {"bench", "-h"}, {"--help", "bench"}} {
@@ -381,9 +405,17 @@ func TestBenchClosedStdout(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = w, &se
 		err = cmd.Run()
 		w.Close()
+		// The error is one line, the last; before it, with -json, the run's progress line
+		// (the test wanted stderr to be that one line when the sweep printed no progress).
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "broken pipe") {
-			t.Errorf("json %v: %v, stderr %q; want exit 1 and one line naming the broken pipe", withJSON, err, se.String())
+		lines := strings.Split(strings.TrimSuffix(se.String(), "\n"), "\n")
+		progress := 0
+		if withJSON {
+			progress = 1
+		}
+		if !errors.As(err, &ee) || ee.ExitCode() != exitFailure || len(lines) != progress+1 || !strings.Contains(lines[progress], "broken pipe") ||
+			withJSON && !strings.HasPrefix(lines[0], "glle-bench bench: n=300 lle: fit ") {
+			t.Errorf("json %v: %v, stderr %q; want exit 1 and one line naming the broken pipe (after the run's progress line with -json)", withJSON, err, se.String())
 		}
 		if _, err := os.Stat(filepath.Join(dir, "b.json")); (err == nil) != withJSON {
 			t.Errorf("json %v: b.json: %v", withJSON, err)

@@ -105,7 +105,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		}
 	}
 
-	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	prog := newRunProgress(e, c.quiet)
 	defer prog.close()
 	s.Progress = prog.engineFunc()
 	m, err := engine.Fit(ctx, X, s)
@@ -324,7 +324,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	if err != nil {
 		return badInput("re-save the model or pass -solver", "model %q: %v", clip(c.model), err)
 	}
-	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	prog := newRunProgress(e, c.quiet)
 	defer prog.close()
 	m, restore, err := restoreModel(ctx, prog, sv, c.model, c.workers, sol)
 	if err != nil {

@@ -291,7 +291,7 @@ func runFigures(ctx context.Context, e env, c figuresConfig) (err error) {
 			}
 		}
 	}
-	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	prog := newRunProgress(e, c.quiet)
 	defer prog.close()
 	r := &figRun{c: c, prog: prog, data: map[string]*figData{}}
 	// The summary's stages partition the run: the fits' and generations' stages (summed over

@@ -38,6 +38,11 @@ func badInput(fix, format string, a ...any) error {
 	return &inputError{problem: fmt.Sprintf(format, a...), fix: fix}
 }
 
+// quietUsage is the help of -q for the commands that report progress (report.go: progress;
+// 5 s and a minute are plainAfter and plainEvery).
+const quietUsage = "no progress and no summary on stderr (progress: a live line on a terminal; elsewhere, " +
+	"once the run has taken 5 s, a line per finished stage and one a minute during a longer one)"
+
 // flagSpec documents one flag in the usage text.
 type flagSpec struct {
 	name, arg, def, usage string
@@ -436,7 +441,7 @@ func embedFlags(c *embedConfig, r *embedRaw) *flags {
 	f.str(&c.plot, "plot", "", "Y.png", fmt.Sprintf("plot the embedding and its first %d generations as PNG (with more, the last panel and a summary note say how many are shown)", maxPlotGenerations))
 	f.str(&c.color, "color", "", "t.npy", "colour of the plotted points, n values", "the dataset's manifold coordinate, or the first input column")
 	c.analysis.register(f, true)
-	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	f.boolean(&c.quiet, "q", quietUsage)
 	return f
 }
 
@@ -673,7 +678,7 @@ func generateFlags(c *generateConfig) *flags {
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
 	c.analysis.register(f, true)
-	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	f.boolean(&c.quiet, "q", quietUsage)
 	return f
 }
 
@@ -760,7 +765,7 @@ func figuresFlags(c *figuresConfig, solver, figs *string) *flags {
 	f.str(figs, "figs", "2,3,4,5,6", "LIST", "which figures to draw (comma separated subset of 2,3,4,5,6)")
 	f.str(solver, "solver", "auto", "S", "eigensolver: auto, sparse, dense or sparse-cholesky")
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs)")
-	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	f.boolean(&c.quiet, "q", quietUsage)
 	return f
 }
 
@@ -876,7 +881,9 @@ commands:
   help      this text; 'glle-bench help CMD' or 'glle-bench CMD -h' for one command
 
 Exit status: 0 success, 1 failure (internal, or a full disk), 2 bad input (one line on stderr says what to do),
-130 interrupted. Outputs are staged and renamed into place only when the whole run has succeeded:
+130 interrupted. Progress goes to stderr (not with -q): a live line on a terminal; elsewhere, once a
+run has taken 5 s, a line per finished stage and one a minute during a longer stage (bench: a line
+per finished run). Outputs are staged and renamed into place only when the whole run has succeeded:
 a failed or interrupted run writes nothing and leaves existing files unchanged (a bench sweep
 with failed runs writes its report, the failures marked, then exits 1). New files get mode 0666
 less the umask; a replaced file keeps its mode. An input or output that is a named pipe is

@@ -15,24 +15,42 @@ import (
 	"glle/internal/procfs"
 )
 
-// progress draws one live line on a terminal: the current stage, its count (EM iteration,
-// generation) and the elapsed time, redrawn in place with "\r" and cleared when the stage
-// ends. It is silent when disabled (not a terminal, or -q).
+// progress reports a run's stages on stderr (unless -q). On a terminal it draws one live line:
+// the current stage, its count (EM iteration, generation) and the elapsed time, redrawn in
+// place with "\r" and cleared when the stage ends. Elsewhere (a log file, a pipe) it writes
+// plain lines: one per finished stage, and the current stage's whenever plainEvery passes
+// without a line, each with the run's elapsed time; the lines of a run's first plainAfter are held
+// back and dropped if the run ends by then, so a short run prints only its summary, or its
+// one-line error. It is silent when disabled (-q).
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	on      bool
+	plain   bool   // lines instead of the live line (stderr is not a terminal)
 	prefix  string // e.g. the dataset of a figures run
 	stage   string
 	done    int
 	total   int
 	start   time.Time
 	active  bool
-	drawn   time.Time // last redraw
+	drawn   time.Time // last redraw (live), last line written (plain)
 	stop    chan struct{}
 	stopped sync.WaitGroup
 	once    sync.Once
+	// plain lines
+	began        time.Time     // the run's start
+	after, every time.Duration // plainAfter and plainEvery
+	held         []string      // lines of the first plainAfter, not written yet
+	released     bool          // the run has taken plainAfter: lines are written
 }
+
+// Plain progress lines (stderr not a terminal): the lines of a run's first plainAfter are
+// held back, dropped if the run ends by then; the current stage gets a line whenever
+// plainEvery passes without one.
+const (
+	plainAfter = 5 * time.Second
+	plainEvery = time.Minute
+)
 
 var stageLabels = map[string]string{
 	"knn":           "kNN graph",
@@ -65,33 +83,65 @@ func stageLabel(s string) string {
 	return s
 }
 
+// newRunProgress returns the progress of a command run in e: off with -q (quiet), the live
+// line on a terminal, plain lines elsewhere.
+func newRunProgress(e env, quiet bool) *progress {
+	switch {
+	case quiet:
+		return newProgress(e.stderr, false)
+	case e.tty:
+		return newProgress(e.stderr, true)
+	}
+	return newPlainProgress(e.stderr, plainAfter, plainEvery)
+}
+
+// newProgress returns the live line on w (a terminal), or a silent progress when !on.
 func newProgress(w io.Writer, on bool) *progress {
 	p := &progress{w: w, on: on}
 	if on {
-		p.stop = make(chan struct{})
-		p.stopped.Add(1)
-		go func() {
-			defer p.stopped.Done()
-			t := time.NewTicker(250 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-p.stop:
-					return
-				case <-t.C:
-					p.mu.Lock()
-					if p.active {
-						p.draw()
-					}
-					p.mu.Unlock()
-				}
-			}
-		}()
+		p.run()
 	}
 	return p
 }
 
-// close clears the line and stops the redraw goroutine; it may be called more than once.
+// newPlainProgress returns progress written to w as plain lines: held back for the run's
+// first after, then one per finished stage, and the current stage's whenever every passes
+// without a line.
+func newPlainProgress(w io.Writer, after, every time.Duration) *progress {
+	now := time.Now()
+	p := &progress{w: w, on: true, plain: true, began: now, drawn: now, after: after, every: every}
+	p.run()
+	return p
+}
+
+// run starts the goroutine that redraws the live line, or writes the plain lines that are due.
+func (p *progress) run() {
+	p.stop = make(chan struct{})
+	p.stopped.Add(1)
+	go func() {
+		defer p.stopped.Done()
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				switch {
+				case p.plain:
+					p.tick()
+				case p.active:
+					p.draw()
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// close clears the line (live) or drops the held lines of a run shorter than plainAfter
+// (plain), and stops the goroutine; it may be called more than once.
 func (p *progress) close() {
 	if !p.on {
 		return
@@ -100,7 +150,10 @@ func (p *progress) close() {
 		close(p.stop)
 		p.stopped.Wait()
 		p.mu.Lock()
-		if p.active {
+		if p.plain {
+			p.release() // a run that has taken plainAfter writes what is held
+			p.held = nil
+		} else if p.active {
 			p.clear()
 		}
 		p.active = false
@@ -121,6 +174,16 @@ func (p *progress) update(stage string, done, total int, final bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.plain {
+		if final {
+			p.stage, p.done, p.total = stage, done, total
+			p.line("done")
+			p.active = false
+			return
+		}
+		p.stage, p.done, p.total, p.active = stage, done, total, true
+		return
+	}
 	if final {
 		if p.active {
 			p.clear()
@@ -138,7 +201,7 @@ func (p *progress) update(stage string, done, total int, final bool) {
 	}
 }
 
-// engineFunc adapts the progress line to engine.Settings.Progress.
+// engineFunc adapts the progress to engine.Settings.Progress.
 func (p *progress) engineFunc() func(engine.Progress) {
 	if !p.on {
 		return nil
@@ -146,10 +209,9 @@ func (p *progress) engineFunc() func(engine.Progress) {
 	return func(e engine.Progress) { p.update(e.Stage, e.Done, e.Total, e.Final) }
 }
 
-func (p *progress) draw() {
+// state is the stage with its prefix and count: "fig 3: swissroll em: generation 2/4".
+func (p *progress) state() string {
 	var b strings.Builder
-	b.WriteString("\r\033[K")
-	b.WriteString("glle-bench: ")
 	if p.prefix != "" {
 		b.WriteString(p.prefix + ": ")
 	}
@@ -157,12 +219,48 @@ func (p *progress) draw() {
 	if p.total > 0 {
 		fmt.Fprintf(&b, " %d/%d", p.done, p.total)
 	}
-	fmt.Fprintf(&b, "  %.1fs", time.Since(p.start).Seconds())
-	io.WriteString(p.w, b.String())
+	return b.String()
+}
+
+func (p *progress) draw() {
+	io.WriteString(p.w, fmt.Sprintf("\r\033[Kglle-bench: %s  %.1fs", p.state(), time.Since(p.start).Seconds()))
 	p.drawn = time.Now()
 }
 
 func (p *progress) clear() { io.WriteString(p.w, "\r\033[K") }
+
+// line writes (or holds back) the plain line of the current stage: "glle-bench: kNN graph
+// done (3.2s elapsed)".
+func (p *progress) line(what string) {
+	l := fmt.Sprintf("glle-bench: %s %s (%.1fs elapsed)\n", p.state(), what, time.Since(p.began).Seconds())
+	p.drawn = time.Now()
+	if p.release(); !p.released {
+		p.held = append(p.held, l)
+		return
+	}
+	io.WriteString(p.w, l)
+}
+
+// release writes the held lines once the run has taken p.after.
+func (p *progress) release() {
+	if p.released || time.Since(p.began) < p.after {
+		return
+	}
+	p.released = true
+	for _, l := range p.held {
+		io.WriteString(p.w, l)
+	}
+	p.held = nil
+}
+
+// tick writes the plain lines that are due: the held ones once the run has taken p.after,
+// and the current stage's when p.every has passed without a line.
+func (p *progress) tick() {
+	p.release()
+	if p.released && p.active && time.Since(p.drawn) >= p.every {
+		p.line("running")
+	}
+}
 
 // ---------------------------------------------------------------------------------------
 // run summary

@@ -59,7 +59,7 @@ func transformFlags(c *transformConfig) *flags {
 	c.analysis.register(f, false)
 	f.int(&c.workers, "workers", 0, "worker goroutines (0: all CPUs); results do not depend on it")
 	f.str(&c.jsonPath, "json", "", "REPORT.json", "write the run summary as JSON")
-	f.boolean(&c.quiet, "q", "no progress line and no summary on stderr")
+	f.boolean(&c.quiet, "q", quietUsage)
 	return f
 }
 
@@ -147,7 +147,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err := checkSpace(genNeeds(c.out, true, c.generations, q, meta.Dim, c.analysis), int64(c.generations)+4); err != nil {
 		return err
 	}
-	prog := newProgress(e.stderr, e.tty && !c.quiet)
+	prog := newRunProgress(e, c.quiet)
 	defer prog.close()
 	m, restore, err := restoreModel(ctx, prog, sv, c.model, c.workers, sol)
 	if err != nil {
