@@ -158,9 +158,10 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	// marks, and the breadth-first relabelling (order, labels, relabelled graph, weights in that
 	// order: sparse.NewMPatternLocal).
 	e.M = 8*(N+1) + 12*nnzM + 8*N + 4*N*K + 2*4*N + 8*N + 12*N*K
-	if method.Generative() {
-		// The refill plan of the generations: (k+1) offsets per contribution, k+1 contributions
-		// per point on average, 2 bytes each (sparse.MPattern.PrepareRefill).
+	if method.Generative() && !lu {
+		// The refill plan of M for the generations: (k+1) offsets per contribution, k+1
+		// contributions per point on average, 2 bytes each (sparse.MPattern.PrepareRefill; B's
+		// fill on the LU path needs none).
 		e.M += 2*(K+1)*(K+1)*N + 8*(N+1)
 	}
 	// Symbolic analysis: permutations, tree, column counts, supernode rows (about one per
@@ -266,9 +267,9 @@ func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
 	return big*8*256 > math.MaxInt64
 }
 
-// String is a one-line summary, e.g. "2.9 GiB at the eigensolve stage (L+U 1.0 GiB with
-// nnz(L+U) = 118220472, B 305.7 MiB, Krylov basis 221.3 MiB, kNN 152.6 MiB)" (lle, n = 1M,
-// d = 3); M's Cholesky factor is "L ... nnz(L)" beside "M".
+// String is a one-line summary, e.g. "2.5 GiB at the eigensolve stage (L+U 1.1 GiB with
+// nnz(L+U) = 118325525, B 326.2 MiB, Krylov basis 221.3 MiB, kNN 152.6 MiB)" (EstimateMemory
+// for lle, n = 1M, d = 3, k = 10); M's Cholesky factor is "L ... nnz(L)" beside "M".
 func (e MemoryEstimate) String() string {
 	if e.Peak == math.MaxInt64 {
 		return "more than 8 EiB (beyond int64)"

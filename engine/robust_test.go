@@ -700,11 +700,23 @@ func TestMemoryPrediction(t *testing.T) {
 			t.Errorf("%v with solver %v: factorization %q, want %q", c.m, c.solver, got, c.want)
 		}
 	}
+	// The generations' refill plan belongs to M's pattern: B's fill (the LU path) has none.
+	if em, lle := EstimateMemory(200000, 3, 10, 2, EM).M, EstimateMemory(200000, 3, 10, 2, LLE).M; em != lle {
+		t.Errorf("em's B takes %d bytes, lle's %d: the LU path builds no refill plan", em, lle)
+	}
+	if em, lle := estimateMemory(200000, 3, 10, 2, EM, SolverSparseCholesky, -1, -1).M,
+		estimateMemory(200000, 3, 10, 2, LLE, SolverSparseCholesky, -1, -1).M; em <= lle {
+		t.Errorf("em's M takes %d bytes, lle's %d: the refill plan is missing", em, lle)
+	}
 	X, _ := bench.SwissRoll(20000, 1)
-	for _, k := range []int{10, 20} {
-		for _, s := range []Settings{{K: k, MaxMemory: -1}, {K: k, MaxMemory: -1, Solver: SolverSparseCholesky}} {
+	for _, c := range []struct {
+		k int
+		m Method
+	}{{10, LLE}, {20, LLE}, {10, EM}} {
+		k := c.k
+		for _, s := range []Settings{{K: k, Method: c.m, MaxMemory: -1}, {K: k, Method: c.m, MaxMemory: -1, Solver: SolverSparseCholesky}} {
 			ref := mustFit(t, X, s).Report.Memory
-			pred := estimateMemory(20000, 3, k, 2, LLE, s.Solver, -1, -1)
+			pred := estimateMemory(20000, 3, k, 2, c.m, s.Solver, -1, -1)
 			if !ref.Refined || ref.Factorization != pred.Factorization {
 				t.Fatalf("k = %d, solver %v: refined %v, factorization %q, predicted %q", k, s.Solver, ref.Refined, ref.Factorization, pred.Factorization)
 			}
@@ -715,7 +727,7 @@ func TestMemoryPrediction(t *testing.T) {
 				pred, ref int64
 			}{{"nnz(M or B)", pred.NNZM, ref.NNZM}, {"nnz(L or L+U)", pred.NNZL, ref.NNZL}, {"peak", pred.Peak, ref.Peak}} {
 				if r := float64(q.pred) / float64(q.ref); r < 0.75 || r > 1.25 {
-					t.Errorf("k = %d, %s: %s predicted %d, exact %d (ratio %.2f)", k, pred.Factorization, q.name, q.pred, q.ref, r)
+					t.Errorf("%v, k = %d, %s: %s predicted %d, exact %d (ratio %.2f)", c.m, k, pred.Factorization, q.name, q.pred, q.ref, r)
 				}
 			}
 		}

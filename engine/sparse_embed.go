@@ -151,7 +151,9 @@ func (s *sparseEmbed) launch(ctx context.Context, lu bool) {
 	// each generation's B may factor): the Cholesky path's estimate counts them.
 	var retained int64
 	if pm := m.Report.Memory; !lu && s.lu != nil && pm != nil && pm.Factorization == "lu" {
-		retained = pm.M + pm.Symbolic + pm.L + pm.Krylov
+		// What the LU path's eigensolve stage holds: the ordering's adjacency (4 bytes an
+		// entry) was freed after its analysis, as estimateMemory counts it.
+		retained = pm.M + pm.Symbolic - 4*pm.NNZM + pm.L + pm.Krylov
 	}
 	n, d, k, dim, meth := m.N, m.D, m.K, m.Dim, m.Method
 	opts := sparse.SymbolicOptions{Workers: m.st.workers, Symmetric: true,
