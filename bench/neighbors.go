@@ -94,7 +94,7 @@ func TrustContinuityContext(ctx context.Context, X, Y *mat.Dense, k int, opt Nei
 	if ny, _ := Y.Dims(); ny != n {
 		panic("bench: TrustContinuity of X and Y with different numbers of rows")
 	}
-	if k < 1 || 2*k >= n {
+	if !TrustDefined(n, k) {
 		panic("bench: TrustContinuity needs 1 <= k < n/2")
 	}
 	// A NaN distance compares false everywhere and gave plausible finite values (0.35 and
@@ -329,3 +329,8 @@ func BruteForceKNN(X *mat.Dense, k, workers int) []int32 {
 	})
 	return out
 }
+
+// TrustDefined reports whether trustworthiness and continuity with k neighbours are defined
+// for n points: 1 <= k < n/2, the range for which their normalisation 2 / (n k (2n - 3k - 1))
+// is derived.
+func TrustDefined(n, k int) bool { return k >= 1 && 2*k < n }

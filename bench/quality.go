@@ -55,7 +55,7 @@ func AssessContext(ctx context.Context, X, Y *mat.Dense, opt QualityOptions) (Qu
 	n, _ := Y.Dims()
 	nan := math.NaN()
 	q := Quality{K: opt.K, Trustworthiness: nan, Continuity: nan, ReconstructionCost: nan, Disparity: nan, Spearman: nan}
-	if X != nil && opt.K >= 1 && 2*opt.K < n {
+	if X != nil && TrustDefined(n, opt.K) {
 		var err error
 		if q.Trustworthiness, q.Continuity, err = TrustContinuityContext(ctx, X, Y, opt.K, opt.Neighborhood); err != nil {
 			return q, err

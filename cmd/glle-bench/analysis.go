@@ -264,7 +264,7 @@ func newMetricsRun(ctx context.Context, X *mat.Dense, m *engine.Model, coord []f
 	n, _ := X.Dims()
 	q := bench.QueryCount(n, bench.NeighborhoodOptions{})
 	rep := &metricsReport{K: m.K, Queries: q, Exact: q == n}
-	if 2*m.K >= n { // bench.AssessContext's condition: it skips them
+	if !bench.TrustDefined(n, m.K) { // bench.AssessContext skips them
 		rep.Queries, rep.Exact = 0, false
 		rep.NotComputed = fmt.Sprintf("they need k below n/2, and k = %d is not below n/2 = %g", m.K, float64(n)/2)
 	}
@@ -485,23 +485,6 @@ func (c *studyCache) put(m *engine.Model, g int, a float64, Y *mat.Dense) {
 	c.ys[studyKey{m, g, a}] = Y
 }
 
-// studyGen returns generation g of m at scale a aligned onto m's base embedding, drawing it
-// only when no earlier figure did.
-func (r *figRun) studyGen(ctx context.Context, m *engine.Model, g int, a float64) (*mat.Dense, error) {
-	if Y, ok := r.study.ys[studyKey{m, g, a}]; ok {
-		return Y, nil
-	}
-	Y, rep, err := m.Generate(ctx, r.c.seed, g, a)
-	if err != nil {
-		return nil, err
-	}
-	r.study.gens++
-	r.addStages(rep.Stages, true)
-	Y = bench.AlignTo(m.Embedding, Y, false)
-	r.study.put(m, g, a, Y)
-	return Y, nil
-}
-
 func medianOf(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -549,7 +532,7 @@ func (r *figRun) fig5(ctx context.Context) ([][]*plot.Plot, error) {
 				var dv, tv []float64
 				for g := 0; g < fig5Gens; g++ {
 					r.prog.update("generate", g, fig5Gens, false)
-					Y, err := r.studyGen(ctx, mm.m, g, a)
+					Y, err := r.generate(ctx, mm.m, g, a, &r.study.gens)
 					if err != nil {
 						return nil, err
 					}
@@ -652,7 +635,7 @@ func (r *figRun) fig6(ctx context.Context) ([][]*plot.Plot, error) {
 			var gens []*mat.Dense
 			for g := 0; g < figGenerations; g++ {
 				r.prog.update("generate", g, figGenerations, false)
-				Y, err := r.studyGen(ctx, m, g, 1)
+				Y, err := r.generate(ctx, m, g, 1, &r.study.gens)
 				if err != nil {
 					return nil, err
 				}

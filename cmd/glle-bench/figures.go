@@ -140,9 +140,10 @@ func (r *figRun) models(ctx context.Context, name string) (*figData, error) {
 }
 
 // generate draws generation g at scale a, aligned onto the base (LLE) embedding by
-// orthogonal Procrustes, so the panels share the base's orientation. A generation an earlier
-// figure drew is reused (Fig. 4's a = 1 column is generation 0 of Fig. 3).
-func (r *figRun) generate(ctx context.Context, m *engine.Model, g int, a float64) (*mat.Dense, error) {
+// orthogonal Procrustes, so the panels share the base's orientation, counting it in *count.
+// A generation an earlier figure drew is reused (Fig. 4's a = 1 column is generation 0 of
+// Fig. 3; figs 5-6 reuse Fig. 4's).
+func (r *figRun) generate(ctx context.Context, m *engine.Model, g int, a float64, count *int) (*mat.Dense, error) {
 	if Y, ok := r.study.ys[studyKey{m, g, a}]; ok {
 		return Y, nil
 	}
@@ -150,7 +151,7 @@ func (r *figRun) generate(ctx context.Context, m *engine.Model, g int, a float64
 	if err != nil {
 		return nil, err
 	}
-	r.gens++
+	*count++
 	r.addStages(rep.Stages, true)
 	Y = bench.AlignTo(m.Embedding, Y, false)
 	r.study.put(m, g, a, Y)
@@ -196,7 +197,7 @@ func (r *figRun) fig3(ctx context.Context) ([][]*plot.Plot, error) {
 			for g := 0; g < figGenerations; g++ {
 				r.prog.setPrefix(fmt.Sprintf("fig 3: %s %s", ds.name, mm.label))
 				r.prog.update("generate", g, figGenerations, false)
-				Y, err := r.generate(ctx, mm.m, g, 1)
+				Y, err := r.generate(ctx, mm.m, g, 1, &r.gens)
 				if err != nil {
 					return nil, err
 				}
@@ -233,7 +234,7 @@ func (r *figRun) fig4(ctx context.Context) ([][]*plot.Plot, error) {
 			r.prog.setPrefix(fmt.Sprintf("fig 4: %s %s", ds.name, mm.label))
 			for i, a := range fig4Scales {
 				r.prog.update("generate", i, len(fig4Scales), false)
-				Y, err := r.generate(ctx, mm.m, 0, a)
+				Y, err := r.generate(ctx, mm.m, 0, a, &r.gens)
 				if err != nil {
 					return nil, err
 				}
