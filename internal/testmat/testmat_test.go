@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestRandOrthogonal: Q^T Q = I and A = WithSpectrum(lambda) has trace sum(lambda), trace
-// of A^2 sum(lambda^2) and A q_c = lambda_c q_c for the Q drawn from the same seed.
+// TestRandOrthogonal: Q^T Q = I, and A = WithSpectrum(lambda) is symmetric with
+// A q_c = lambda_c q_c for the Q drawn from the same seed.
 func TestRandOrthogonal(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7, 16} {
 		q := RandOrthogonal(rand.New(rand.NewPCG(1, uint64(n))), n)
@@ -32,6 +32,13 @@ func TestRandOrthogonal(t *testing.T) {
 			lambda[i] = float64(i*i) - 3
 		}
 		a := WithSpectrum(rand.New(rand.NewPCG(1, uint64(n))), lambda)
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				if a[i*n+j] != a[j*n+i] {
+					t.Fatalf("n = %d: A[%d][%d] = %g, A[%d][%d] = %g", n, i, j, a[i*n+j], j, i, a[j*n+i])
+				}
+			}
+		}
 		for c, l := range lambda {
 			for i := 0; i < n; i++ {
 				s := 0.0
