@@ -346,7 +346,7 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 
 	// One line on stderr per finished run (a sweep's runs take up to minutes each, and the
 	// table comes at the end); a failed run gets its error line below instead.
-	sweepStart, runsDone, runsTotal := time.Now(), 0, len(c.sizes)*len(c.methods)*c.repeat
+	sweepStart, runsDone, runsTotal, combos := time.Now(), 0, len(c.sizes)*len(c.methods)*c.repeat, 0
 	onRun := func(r benchRun, rep int) {
 		runsDone++
 		if r.Error == "" {
@@ -362,6 +362,10 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 			if err != nil {
 				return err
 			}
+			// A failed repetition skips the rest of this size and method: count them as done,
+			// so that later lines' "run i of N" stay right.
+			combos++
+			runsDone = combos * c.repeat
 			if r.Error != "" {
 				fmt.Fprintf(e.stderr, "glle-bench bench: n=%d %s: %s\n", n, m, r.Error)
 			}
