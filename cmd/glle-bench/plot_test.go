@@ -130,12 +130,30 @@ func TestUncertaintyPNGHasColourBar(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cfg, err := png.DecodeConfig(f)
+	img, err := png.Decode(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int(math.Round(float64(panelH+footerH) / 72 * dpi)); cfg.Height < want-1 || cfg.Height > want+1 || cfg.Width >= cfg.Height {
-		t.Errorf("uncertainty PNG %d x %d: want %d pixels high (panel and colour bar)", cfg.Width, cfg.Height, want)
+	b := img.Bounds()
+	if want := int(math.Round(float64(panelH+footerH) / 72 * dpi)); b.Dy() < want-1 || b.Dy() > want+1 || b.Dx() >= b.Dy() {
+		t.Fatalf("uncertainty PNG %d x %d: want %d pixels high (panel and colour bar)", b.Dx(), b.Dy(), want)
+	}
+	// The footer (below the panel) holds a colour gradient: many distinct chromatic colours
+	// (channels apart by more than 30 of 255), which neither a blank strip nor its title's
+	// anti-aliased grey text has.
+	top := b.Min.Y + int(math.Round(float64(panelH)/72*dpi))
+	colours := map[[3]uint32]bool{}
+	for y := top; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			c := [3]uint32{r >> 8, g >> 8, bl >> 8}
+			if max(c[0], c[1], c[2])-min(c[0], c[1], c[2]) > 30 {
+				colours[c] = true
+			}
+		}
+	}
+	if len(colours) < 20 {
+		t.Errorf("the footer has %d distinct chromatic colours: no colour bar", len(colours))
 	}
 }
 
