@@ -230,9 +230,17 @@ func (p *progress) draw() {
 func (p *progress) clear() { io.WriteString(p.w, "\r\033[K") }
 
 // line writes (or holds back) the plain line of the current stage: "glle-bench: kNN graph
-// done (3.2s elapsed)".
+// done (3.2s elapsed)". A stage that finished before its count's total (EM converged early)
+// says so: "EM done after 97 of at most 576".
 func (p *progress) line(what string) {
-	l := fmt.Sprintf("glle-bench: %s %s (%.1fs elapsed)\n", p.state(), what, time.Since(p.began).Seconds())
+	st := p.state()
+	if what == "done" && p.total > 0 && p.done < p.total {
+		t := p.total
+		p.total = 0 // the state without its count
+		st = fmt.Sprintf("%s done after %d of at most %d", p.state(), p.done, t)
+		p.total, what = t, ""
+	}
+	l := fmt.Sprintf("glle-bench: %s (%.1fs elapsed)\n", strings.TrimSpace(st+" "+what), time.Since(p.began).Seconds())
 	p.drawn = time.Now()
 	if p.release(); !p.released {
 		p.held = append(p.held, l)
