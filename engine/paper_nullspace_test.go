@@ -10,7 +10,7 @@ import (
 
 // TestEMPaperNullSpace documents why em-paper's base embedding is determined only up to a
 // rotation (a library user trial, session 32: Generate at a = 0 differed from Embedding by
-// 0.31): its mean weights solve X_i w_i = x_i - mu exactly (Eq. (25) with the pseudo-inverse),
+// 0.31): its mean weights solve X_i w_i = x_i - mu exactly (Eq. (21) with the pseudo-inverse),
 // so (I - W) X a = (mu . a) 1, and every linear function X a of the raw coordinates with
 // a orthogonal to the global mean mu is a null vector of I - W: M has a (d-1)-dimensional
 // null space. The kept eigenvectors are any basis of it (eigenvalue ~0), and a generation
