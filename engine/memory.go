@@ -27,7 +27,7 @@ type MemoryEstimate struct {
 	Data int64 `json:"data"`
 	// KNN is the neighbour graph: indices, distances and the k-d tree.
 	KNN int64 `json:"knn"`
-	// Weights are the mean weights (and sigma_i).
+	// Weights are the mean weights (and sigma_i; em-paper's d x d partial sums of S_1 too).
 	Weights int64 `json:"weights"`
 	// Factors are the per-point factors of the sampler (fibre bases, Cholesky factors, square roots).
 	Factors int64 `json:"factors"`
@@ -148,6 +148,9 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 		e.Factors = 8*N*K*rmax + 4*N // the bases and the int32 ranks
 	case EMPaper:
 		e.Weights += 8*N + 8*N*K // sigma and the weights of the previous iteration
+		// S_1 of Eq. (24) is d x d: one partial sum per chunk of emPaperChunk points and the
+		// total (fitEMPaper). Unestimated before session 34: 6.4 GB at d = 20000, n = 40.
+		e.Weights += 8 * D * D * ((N+emPaperChunk-1)/emPaperChunk + 1)
 		e.Factors = 8*N*K*rmax + 4*N
 	case Direct:
 		e.Factors = 8 * N * K * (K - 1) / 2
@@ -260,7 +263,8 @@ func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
 	if nnzL < 0 {
 		nnzL = 0
 	}
-	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), N*max(factorPerRow(K, N, false), factorPerRow(K, N, true)), float64(nnzL))
+	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), N*max(factorPerRow(K, N, false), factorPerRow(K, N, true)), float64(nnzL),
+		D*D*(N/emPaperChunk+2))
 	if solver == SolverDense {
 		big = max(big, N*N)
 	}

@@ -75,6 +75,9 @@ func rankRcond(s []float64) int {
 	return r
 }
 
+// emPaperChunk is the number of points per partial sum of S_1 in fitEMPaper.
+const emPaperChunk = 1024
+
 // fitEMPaper runs Alg. 1 exactly as printed, with Omega_i = sigma_i I (Eq. (27)) initialised to
 // I. With the thin SVD X_i = U S V^T:
 //
@@ -109,8 +112,12 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	m.st.rank = make([]int32, n)
 	m.st.basis = make([]float64, n*k*rmax)
 	m.Weights = make([]float64, n*k)
-	const chunk = 1024
+	const chunk = emPaperChunk
 	nc := parallel.NumChunks(n, chunk)
+	// Both per-point loops cost about k d^2 (S_1's rank-one updates, its quadratic forms):
+	// they check ctx by that work, as cancelStride does for k^3 (at d = 4000 a chunk of
+	// points ran 50-100 s between checks: a user trial).
+	stride := max(1, int(float64(1<<22)/(float64(k)*float64(d)*float64(d))))
 	s1part := make([]float64, nc*d*d)
 	ws := make([]*work, parallel.Workers(m.st.workers))
 	uds := make([][]float64, len(ws))
@@ -123,7 +130,14 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	err := parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, w, ch, lo, hi int) error {
 		wk, ud := ws[w], uds[w]
 		acc := s1part[ch*d*d : (ch+1)*d*d]
+		left := stride
 		for i := lo; i < hi; i++ {
+			if left--; left == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				left = stride
+			}
 			vk := m.st.basis[i*k*rmax : (i+1)*k*rmax]
 			r := emPaperMean(wk, x, d, i, mu, m.Neighbors[i*k:(i+1)*k], vk, ud, m.Weights[i*k:(i+1)*k], acc)
 			m.st.rank[i] = int32(r)
@@ -146,7 +160,14 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	tr := make([]float64, n)
 	err = parallel.Chunks(ctx, n, chunk, m.st.workers, func(ctx context.Context, w, ch, lo, hi int) error {
 		wk, ud, tmp := ws[w], uds[w], vks[w]
+		left := stride
 		for i := lo; i < hi; i++ {
+			if left--; left == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				left = stride
+			}
 			tr[i] = emPaperTrace(wk, x, d, m.Neighbors[i*k:(i+1)*k], s1, tmp, ud)
 		}
 		return nil

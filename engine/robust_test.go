@@ -774,3 +774,99 @@ func TestGenerationHint(t *testing.T) {
 		}
 	}
 }
+
+// TestWideDataScratch: data with many more dimensions than neighbours (d = 20000, k = 10)
+// fits without d x d scratch. Each worker's buffers were max(k,d)^2 (3.2 GB here) before
+// session 34: direct's fit peaked at 3.1 GiB against an estimate of 60 MiB, and -max-mem did
+// not see it (a user trial). The bound, 40 times the data's bytes, leaves room for the
+// engine's copies of X and the brute-force kNN's distance blocks.
+func TestWideDataScratch(t *testing.T) {
+	const n, d = 40, 20000
+	rng := rand.New(rand.NewPCG(7, 8))
+	X := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			X.Set(i, j, rng.NormFloat64())
+		}
+	}
+	// em-paper's S_1 (Eq. (24)) is d x d by the paper's definition: it is in the memory
+	// estimate instead (below).
+	for _, s := range []Settings{{Method: Direct, Dim: 1}, {Method: EM, Dim: 1}, {Method: DirectPaper, Dim: 1, DirectRidge: 1e-6}} {
+		s.Workers, s.MaxMemory = 2, -1
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		m := mustFit(t, X, s)
+		if _, _, err := m.Generate(context.Background(), 1, 0, 1); err != nil {
+			t.Fatalf("%v: generate: %v", s.Method, err)
+		}
+		runtime.ReadMemStats(&after)
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(40*8*n*d); got > limit {
+			t.Errorf("%v: fit and one generation allocated %d bytes, more than %d", s.Method, got, limit)
+		}
+	}
+	// em-paper: the two d x d matrices of S_1 (one chunk's partial sum and the total), 6.4 GB
+	// here, are estimated, so a limit refuses the fit before it allocates them.
+	e := EstimateMemory(n, d, 10, 1, EMPaper)
+	if s1 := int64(2 * 8 * d * d); e.Weights < s1 || e.Peak < s1 {
+		t.Errorf("em-paper's estimate %v (weights %d) leaves out S_1's %d bytes", e, e.Weights, s1)
+	}
+	_, err := Fit(context.Background(), X, Settings{Method: EMPaper, Dim: 1, MaxMemory: 1 << 30})
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "memory limit") {
+		t.Errorf("em-paper at d = %d with a 1 GiB limit: %v", d, err)
+	}
+}
+
+// TestCancelEMPaperWide: em-paper's two per-point loops over S_1 (about k d^2 per point)
+// check the context by their work; they checked it once per chunk of 1024 points before
+// session 34, so a SIGTERM at d = 4000 took 36-88 s to act (a user trial). The cancellation
+// comes at 70% of the weight stage, inside the second loop (the first takes about a quarter
+// of the stage here), where the old code ran on to the stage's end: 30% of it.
+func TestCancelEMPaperWide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	const n, d = 50, 2000 // one chunk per loop
+	rng := rand.New(rand.NewPCG(9, 10))
+	X := mat.NewDense(n, d, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			X.Set(i, j, rng.NormFloat64())
+		}
+	}
+	s := Settings{Method: EMPaper, K: 40, Workers: 1, MaxMemory: -1}
+	// The stages before the weights, and the weight stage, from an uncancelled fit.
+	var before, weights time.Duration
+	cal := mustFit(t, X, s).Report
+	for _, st := range cal.Stages {
+		sec := time.Duration(st.Seconds * float64(time.Second))
+		if st.Name == "weights" {
+			weights = sec
+			break
+		}
+		if !st.Background {
+			before += sec
+		}
+	}
+	if weights < 500*time.Millisecond {
+		t.Skipf("weight stage %v: too short to tell a prompt return on this machine", weights)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var at time.Time
+	s.Progress = func(p Progress) {
+		if p.Stage == "weights" && !p.Final && at.IsZero() {
+			at = time.Now().Add(weights * 7 / 10)
+			time.AfterFunc(time.Until(at), cancel)
+		}
+	}
+	_, err := Fit(ctx, X, s)
+	late := time.Since(at)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled fit: %v", err)
+	}
+	// The old code took the remaining 30% of the stage; 10% of it is the tolerance.
+	if late > weights/10 {
+		t.Errorf("returned %v after the cancellation, more than a tenth of the %v weight stage (%v before it)", late, weights, before)
+	}
+}

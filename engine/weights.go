@@ -14,9 +14,9 @@ type work struct {
 	g    []float64 // k x k
 	a    []float64 // k x k
 	t    []float64 // k x k + k (Perp.Restrict)
-	v    []float64 // max(k,d) x max(k,d) eigenvectors / right singular vectors
-	e    []float64 // max(k,d) eigenvalues / singular values
-	c    []float64 // max(k,d) x max(k,d) small Gram
+	v    []float64 // k x k eigenvectors / right singular vectors (d x d when d < k)
+	e    []float64 // k eigenvalues / singular values (d when d < k)
+	c    []float64 // k x max(k,d): a small Gram (d x d when d < k, else k x k) or X_i (d x k)
 	x1   []float64 // max(k,d)
 	x2   []float64 // max(k,d)
 	xi   []float64 // k normals
@@ -24,20 +24,20 @@ type work struct {
 	ud   []float64 // EMPaper's left singular vectors (paperBases), grown on first use
 }
 
+// The d x d matrices (Woodbury's Z^T Z, the fibre's and em-paper's small Grams) are formed
+// only when d < k, so no buffer is d x d for d >= k: sized max(k,d)^2 before session 34,
+// each worker's took 3.2 GB for 20000-dimensional data (a user trial).
 func newWork(k, d int) *work {
-	m := k
-	if d > m {
-		m = d
-	}
+	m := max(k, d)
 	return &work{
 		k: k, d: d,
 		z:  make([]float64, k*d),
 		g:  make([]float64, k*k),
 		a:  make([]float64, k*k),
 		t:  make([]float64, k*(k+1)),
-		v:  make([]float64, m*m),
-		e:  make([]float64, m),
-		c:  make([]float64, m*m),
+		v:  make([]float64, k*k),
+		e:  make([]float64, k),
+		c:  make([]float64, k*m),
 		x1: make([]float64, m),
 		x2: make([]float64, m),
 		xi: make([]float64, k),
