@@ -38,8 +38,13 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 		return inputErr("reg = %g is too large against the data's noise variance s_x^2 = %g (the ridge's precision reg / s_x^2 overflows): use a smaller reg or the trace ridge (RegTrace, -reg-mode trace)", s.Reg, math.Ldexp(sx2, 2*m.st.scaleExp))
 	}
 	m.st.sx2, m.st.sy2 = sx2, sy2
-	// Reported in the data's units (the fit works on data rescaled by 2^-scaleExp).
-	m.Report.SX2, m.Report.SY2 = math.Ldexp(sx2, 2*m.st.scaleExp), sy2
+	// Reported in the data's units (the fit works on data rescaled by 2^-scaleExp), or as a
+	// logarithm where those leave float64's range (+Inf broke the JSON report before
+	// session 34).
+	m.Report.SX2, m.Report.SY2, m.Report.SX2Log10 = reportedTemp(sx2, m.st.scaleExp), sy2, 0
+	if m.Report.SX2 == 0 {
+		m.Report.SX2Log10 = math.Log10(sx2) + float64(2*m.st.scaleExp)*math.Log10(2)
+	}
 	km1 := k - 1
 	stride := km1 * k / 2
 	m.st.chol = make([]float64, n*stride)
@@ -230,4 +235,14 @@ func lSolvePacked(l []float64, n int, b []float64) {
 		}
 		b[i] = s / row[i]
 	}
+}
+
+// reportedTemp is the temperature t (of data rescaled by 2^-scaleExp) in the data's units,
+// t 2^(2 scaleExp), or 0 when that is not a finite normal float64.
+func reportedTemp(t float64, scaleExp int) float64 {
+	v := math.Ldexp(t, 2*scaleExp)
+	if math.IsInf(v, 0) || v < 0x1p-1022 {
+		return 0
+	}
+	return v
 }

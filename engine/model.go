@@ -83,9 +83,13 @@ type Report struct {
 	// DuplicatePoints counts points with at least one coincident neighbour (duplicated rows);
 	// the ridge handles them as long as fewer than k+1 rows coincide.
 	DuplicatePoints int `json:"duplicate_points,omitempty"`
-	// SX2 and SY2 are the maximum-likelihood temperatures s_x^2 and s_y^2 (Direct).
-	SX2 float64 `json:"s_x2,omitempty"`
-	SY2 float64 `json:"s_y2,omitempty"`
+	// SX2 and SY2 are the maximum-likelihood temperatures s_x^2 and s_y^2 (Direct), s_x^2 in
+	// the data's units. When s_x^2 in those units leaves float64's range (data around 1e157
+	// or more, or 1e-160 or less: the fit itself works on rescaled data and is unaffected),
+	// SX2 is 0 and SX2Log10 holds log10(s_x^2); otherwise SX2Log10 is 0.
+	SX2      float64 `json:"s_x2,omitempty"`
+	SY2      float64 `json:"s_y2,omitempty"`
+	SX2Log10 float64 `json:"s_x2_log10,omitempty"`
 
 	// Eigen describes the linear-embedding eigensolve.
 	Eigen EigenReport `json:"eigen"`

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -868,5 +869,30 @@ func TestCancelEMPaperWide(t *testing.T) {
 	// The old code took the remaining 30% of the stage; 10% of it is the tolerance.
 	if late > weights/10 {
 		t.Errorf("returned %v after the cancellation, more than a tenth of the %v weight stage (%v before it)", late, weights, before)
+	}
+}
+
+// TestDirectTemperatureReportRange: s_x^2 in the data's units leaves float64's range for data
+// near 1e160 (1e320) or 1e-200 (1e-400); the report then carries log10(s_x^2) instead of +Inf
+// (which broke the JSON report: a user trial) or 0, and still marshals.
+func TestDirectTemperatureReportRange(t *testing.T) {
+	X, _ := bench.SwissRoll(500, 3)
+	ref := mustFit(t, X, Settings{Method: Direct}).Report
+	if ref.SX2 <= 0 || ref.SX2Log10 != 0 {
+		t.Fatalf("unscaled: s_x^2 %g, log10 %g", ref.SX2, ref.SX2Log10)
+	}
+	for _, c := range []struct{ scale, log10 float64 }{{1e160, 320}, {1e-200, -400}} {
+		var Xs mat.Dense
+		Xs.Scale(c.scale, X)
+		r := mustFit(t, &Xs, Settings{Method: Direct}).Report
+		want := math.Log10(ref.SX2) + c.log10
+		// The scale is not a power of two: the rescaled data's s_x^2 differs from the
+		// unscaled one's by rounding only (1e-12 relative leaves room for it).
+		if r.SX2 != 0 || math.Abs(r.SX2Log10-want) > 1e-9 {
+			t.Errorf("scale %g: s_x^2 %g, log10 %.12g, want 0 and %.12g", c.scale, r.SX2, r.SX2Log10, want)
+		}
+		if _, err := json.Marshal(r); err != nil {
+			t.Errorf("scale %g: the report does not marshal: %v", c.scale, err)
+		}
 	}
 }

@@ -439,7 +439,9 @@ func (s *summary) write(w io.Writer) {
 		if r.DuplicatePoints > 0 {
 			fmt.Fprintf(&b, ", duplicate points %d (with a coincident neighbour)", r.DuplicatePoints)
 		}
-		if r.SX2 != 0 || r.SY2 != 0 {
+		if r.SX2Log10 != 0 {
+			fmt.Fprintf(&b, ", s_x^2 10^%.4g, s_y^2 %.4g", r.SX2Log10, r.SY2)
+		} else if r.SX2 != 0 || r.SY2 != 0 {
 			fmt.Fprintf(&b, ", s_x^2 %.4g, s_y^2 %.4g", r.SX2, r.SY2)
 		}
 		b.WriteString("\n")
