@@ -72,6 +72,11 @@ type Report struct {
 	// FallbackPoints counts points whose fibre was a single point (r_i = k-1) and that use
 	// the local-PCA fallback (EM).
 	FallbackPoints int `json:"fallback_points,omitempty"`
+	// NoiseFreePoints counts, for EMPaper, the points whose posterior covariance
+	// sigma_i (I - V V^T) (Eq. (22)) is zero because their raw neighbour matrix X_i has full
+	// rank k (d >= k locally): their sampled weights equal the mean, so generations cannot
+	// differ there (all points of 64-dimensional digits at k = 10).
+	NoiseFreePoints int `json:"noise_free_points,omitempty"`
 	// RegularizedPoints counts, for LLE, EM and Direct, the points whose ridge R_i was grown
 	// because G_i + R_i I could not be factored or left the weights' solve too little
 	// headroom (a ridge far below G_i's scale, either RegMode; see RegAbsolute), plus for

@@ -199,6 +199,12 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	}
 	m.Report.EMIterations = s.EMIters
 	m.Report.Sigma = sigmaStats(m.Sigma, true)
+	m.Report.NoiseFreePoints = 0
+	for _, r := range m.st.rank {
+		if int(r) == k {
+			m.Report.NoiseFreePoints++
+		}
+	}
 	m.Report.stage("em", t1)
 	prog(Progress{Stage: "em", Done: s.EMIters, Total: s.EMIters, Final: true})
 	return nil

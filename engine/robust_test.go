@@ -896,3 +896,33 @@ func TestDirectTemperatureReportRange(t *testing.T) {
 		}
 	}
 }
+
+// TestEMPaperNoiseFreePoints: where X_i has full rank k (d >= k), em-paper's posterior
+// covariance sigma_i (I - V V^T) is zero, so its draws equal the mean weights; the report
+// counts those points (before session 34 nothing said so, and the generations of 64-D digits
+// silently equalled the base embedding: a user trial).
+func TestEMPaperNoiseFreePoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, d = 200, 20
+	X := mat.NewDense(n, d, nil)
+	for i := range X.RawMatrix().Data {
+		X.RawMatrix().Data[i] = rng.NormFloat64()
+	}
+	m := mustFit(t, X, Settings{Method: EMPaper})
+	if m.Report.NoiseFreePoints != n {
+		t.Errorf("d = %d >= k = 10: %d noise-free points, want all %d", d, m.Report.NoiseFreePoints, n)
+	}
+	W := make([]float64, n*m.K)
+	if err := m.SampleWeights(context.Background(), W, 1, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	for j, w := range W {
+		if math.Abs(w-m.Weights[j]) > 1e-12 {
+			t.Fatalf("a noise-free point's draw differs from its mean by %g", w-m.Weights[j])
+		}
+	}
+	S, _ := bench.SwissRoll(300, 2)
+	if r := mustFit(t, S, Settings{Method: EMPaper}).Report.NoiseFreePoints; r != 0 {
+		t.Errorf("Swiss roll (d = 3 < k): %d noise-free points, want 0", r)
+	}
+}

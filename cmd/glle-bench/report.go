@@ -436,6 +436,9 @@ func (s *summary) write(w io.Writer) {
 			// What the count means (a user trial: "fallback points 3000" said nothing).
 			b.WriteString(" (em: the neighbours span the point's whole sum-to-one plane, d >= k - 1 locally, so the weights are drawn in the fibre of the local dim-dimensional PCA instead; a larger -k keeps the fibre)")
 		}
+		if r.NoiseFreePoints > 0 {
+			fmt.Fprintf(&b, ", noise-free points %d (em-paper: X_i has full rank k, d >= k locally, so the posterior covariance sigma_i (I - V V^T) is zero and their sampled weights equal the mean; em or direct sample there)", r.NoiseFreePoints)
+		}
 		if r.DuplicatePoints > 0 {
 			fmt.Fprintf(&b, ", duplicate points %d (with a coincident neighbour)", r.DuplicatePoints)
 		}
