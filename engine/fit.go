@@ -172,7 +172,16 @@ func (s Settings) validate(n, d int) error {
 	case s.Method == EM && d >= s.K-1 && s.Dim >= s.K-1:
 		// With d >= k - 1 a point's fibre is empty and EM falls back to the fibre of its
 		// local dim-dimensional PCA (fibreBasis), which is empty too unless dim <= k - 2.
-		return inputErr("em with d = %d >= k - 1 = %d needs dim <= k - 2 (dim = %d): use k >= %d, a smaller dim, or the direct method", d, s.K-1, s.Dim, s.Dim+2)
+		// Only the remedies that exist (a user trial: at dim = 1 no smaller dim exists, and
+		// direct refuses k = 1).
+		fix := fmt.Sprintf("use k >= %d", s.Dim+2)
+		if s.Dim > 1 {
+			fix += ", a smaller dim"
+		}
+		if s.K >= 2 {
+			fix += ", or the direct method"
+		}
+		return inputErr("em with d = %d >= k - 1 = %d needs dim <= k - 2 (dim = %d): %s", d, s.K-1, s.Dim, fix)
 	case !(s.Reg > 0) || math.IsInf(s.Reg, 0):
 		return inputErr("reg = %v: the regularization must be a positive finite number", s.Reg)
 	case s.RegMode == RegTrace && s.Reg > maxReg:

@@ -926,3 +926,32 @@ func TestEMPaperNoiseFreePoints(t *testing.T) {
 		t.Errorf("Swiss roll (d = 3 < k): %d noise-free points, want 0", r)
 	}
 }
+
+// TestEMDimAdvice: em's refusal of dim >= k - 1 (with d >= k - 1) offers only remedies that
+// exist: no smaller dim at dim = 1, no direct method at k = 1 (which refuses it too).
+func TestEMDimAdvice(t *testing.T) {
+	for _, c := range []struct {
+		k, dim, d   int
+		want, avoid []string
+	}{
+		{1, 1, 3, []string{"use k >= 3"}, []string{"smaller dim", "direct"}},
+		{2, 1, 3, []string{"use k >= 3", "or the direct method"}, []string{"smaller dim"}},
+		{3, 2, 5, []string{"use k >= 4", ", a smaller dim", "or the direct method"}, nil},
+	} {
+		err := CheckFit(100, c.d, Settings{Method: EM, K: c.k, Dim: c.dim})
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("k = %d, dim = %d: %v", c.k, c.dim, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(ie.Msg, w) {
+				t.Errorf("k = %d, dim = %d: %q lacks %q", c.k, c.dim, ie.Msg, w)
+			}
+		}
+		for _, a := range c.avoid {
+			if strings.Contains(ie.Msg, a) {
+				t.Errorf("k = %d, dim = %d: %q offers %q", c.k, c.dim, ie.Msg, a)
+			}
+		}
+	}
+}
