@@ -52,10 +52,10 @@ func (m *Model) fitDirect(ctx context.Context, s Settings, prog func(Progress)) 
 	jit := make([]int, len(bad))
 	err = parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		ws := newWork(k, max(d, p))
-		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
+		next := lo // the next point at which ctx is checked (every cancelStride(k, max(d, p)) points)
 		for i := lo; i < hi; i++ {
 			if i == next {
-				next += cancelStride(k)
+				next += cancelStride(k, max(d, p))
 				if err := ctx.Err(); err != nil {
 					return err
 				}

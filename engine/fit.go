@@ -103,19 +103,24 @@ func (st *state) forWeights(ctx context.Context, n int, fn func(ctx context.Cont
 // pointFunc processes points [lo, hi) with worker-owned scratch ws.
 type pointFunc func(ctx context.Context, ws *work, lo, hi int) error
 
-// cancelStride is how many points a per-point loop with K = k processes between checks of its
-// context: about 2^22 / k^3 (4194 at k = 10, 19 at k = 60, 1 from k = 162), since a point's
-// dense work (a k x k solve, eigendecomposition or square root) grows as k^3. A cancellation
-// then waits for a few milliseconds of work at any k; a fixed count of 4096 points kept
-// direct-paper at k = 60, n = 20000 running for 47 s after one (session 33).
-func cancelStride(k int) int { return max(1, (1<<22)/max(1, k*k*k)) }
+// cancelStride is how many points a per-point loop with K = k on d-dimensional data processes
+// between checks of its context: about 2^22 / (k^2 max(k, d)) (4194 at k = 10, d <= 10; 19 at
+// k = 60; 1 from k = 162), since a point's dense work (a k x k solve, eigendecomposition or
+// square root, and the k x d offsets, Gram matrix or SVD) grows as k^2 max(k, d). A
+// cancellation then waits for a few milliseconds of work at any k and d; a fixed count of
+// 4096 points kept direct-paper at k = 60, n = 20000 running for 47 s after one (session 33),
+// and k^3 alone ignored d (Restore of an em-paper model at d = 4000: 4194 SVDs of 4000 x 10
+// between checks, session 34's review).
+func cancelStride(k, d int) int {
+	return max(1, int(float64(1<<22)/(float64(k)*float64(k)*float64(max(k, d)))))
+}
 
 // forPoints runs fn over contiguous ranges of [0, n) with one workspace per worker, checking
-// ctx every cancelStride(k) points.
+// ctx every cancelStride(k, d) points.
 func forPoints(ctx context.Context, n, k, d, workers int, fn pointFunc) error {
 	return parallel.For(ctx, n, workers, func(ctx context.Context, _, lo, hi int) error {
 		ws := newWork(k, d)
-		step := cancelStride(k)
+		step := cancelStride(k, d)
 		for a := lo; a < hi; a += step {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -175,7 +180,7 @@ func (s Settings) validate(n, d int) error {
 		// Only the remedies that exist (a user trial: at dim = 1 no smaller dim exists, and
 		// direct refuses k = 1).
 		fix := fmt.Sprintf("use k >= %d", s.Dim+2)
-		if s.Dim > 1 {
+		if s.Dim > 1 && s.K >= 3 { // dim <= k - 2 needs k >= 3
 			fix += ", a smaller dim"
 		}
 		if s.K >= 2 {
@@ -389,10 +394,10 @@ func (m *Model) weightPass(ctx context.Context, s Settings, computeWeights bool)
 		}
 		ws := wss[w]
 		c := &part[w]
-		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
+		next := lo // the next point at which ctx is checked (every cancelStride(k, d) points)
 		for i := lo; i < hi; i++ {
 			if i == next {
-				next += cancelStride(k)
+				next += cancelStride(k, d)
 				if err := ctx.Err(); err != nil {
 					return err
 				}

@@ -27,7 +27,8 @@ type MemoryEstimate struct {
 	Data int64 `json:"data"`
 	// KNN is the neighbour graph: indices, distances and the k-d tree.
 	KNN int64 `json:"knn"`
-	// Weights are the mean weights (and sigma_i; em-paper's d x d partial sums of S_1 too).
+	// Weights are the mean weights (and sigma_i). em-paper's d x d partial sums of S_1 are in
+	// the "weights" stage only, where they live.
 	Weights int64 `json:"weights"`
 	// Factors are the per-point factors of the sampler (fibre bases, Cholesky factors, square roots).
 	Factors int64 `json:"factors"`
@@ -112,7 +113,7 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	if n <= 0 || d <= 0 || k <= 0 {
 		return e
 	}
-	if memoryOverflows(n, d, k, p, solver, nnzL) {
+	if memoryOverflows(n, d, k, p, method, solver, nnzL) {
 		// The byte counts below would overflow int64: no machine holds such a fit.
 		e.Peak, e.PeakStage = math.MaxInt64, "knn"
 		return e
@@ -142,6 +143,7 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	e.KNN = 4*N*K + 8*N*K + 8*N*D + 4*N + 48*N/4
 	e.Weights = 8 * N * K
 	rmax := int64(max(min(d, k-1), p))
+	var s1 int64 // em-paper's S_1 (weight stage only)
 	switch method {
 	case EM:
 		e.Weights += 8 * N
@@ -149,8 +151,9 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	case EMPaper:
 		e.Weights += 8*N + 8*N*K // sigma and the weights of the previous iteration
 		// S_1 of Eq. (24) is d x d: one partial sum per chunk of emPaperChunk points and the
-		// total (fitEMPaper). Unestimated before session 34: 6.4 GB at d = 20000, n = 40.
-		e.Weights += 8 * D * D * ((N+emPaperChunk-1)/emPaperChunk + 1)
+		// total (fitEMPaper), live during the weight stage only. Unestimated before session
+		// 34: 6.4 GB at d = 20000, n = 40.
+		s1 = 8 * D * D * ((N+emPaperChunk-1)/emPaperChunk + 1)
 		e.Factors = 8*N*K*rmax + 4*N
 	case Direct:
 		e.Factors = 8 * N * K * (K - 1) / 2
@@ -192,7 +195,7 @@ func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int
 	graph := e.Data + 4*N*K // the data and the neighbour indices stay for the whole fit
 	e.Stages = []StageMemory{
 		{"knn", e.Data + e.KNN},
-		{"weights", graph + e.Weights + e.Factors},
+		{"weights", graph + e.Weights + e.Factors + s1},
 		// While the pattern is built, per-worker buffers hold its columns (4 bytes an entry,
 		// up to 6 with their growth) beside one bit per point and worker.
 		{"assemble", graph + e.Weights + e.Factors + e.M + 6*nnzM + N},
@@ -258,13 +261,15 @@ func luFactored(method Method, solver Solver) bool {
 
 // memoryOverflows reports whether estimateMemory's largest products (in bytes, with a margin
 // of 2^8 for their sums and constant factors) leave int64's range; it works in float64.
-func memoryOverflows(n, d, k, p int, solver Solver, nnzL int64) bool {
+func memoryOverflows(n, d, k, p int, method Method, solver Solver, nnzL int64) bool {
 	N, D, K, P := float64(n), float64(d), float64(k), float64(max(p, 1))
 	if nnzL < 0 {
 		nnzL = 0
 	}
-	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), N*max(factorPerRow(K, N, false), factorPerRow(K, N, true)), float64(nnzL),
-		D*D*(N/emPaperChunk+2))
+	big := max(N*D, N*K*K, N*K*max(D, P), N*(P+32), N*max(factorPerRow(K, N, false), factorPerRow(K, N, true)), float64(nnzL))
+	if method == EMPaper {
+		big = max(big, D*D*(N/emPaperChunk+2)) // S_1's partial sums
+	}
 	if solver == SolverDense {
 		big = max(big, N*N)
 	}

@@ -199,12 +199,7 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	}
 	m.Report.EMIterations = s.EMIters
 	m.Report.Sigma = sigmaStats(m.Sigma, true)
-	m.Report.NoiseFreePoints = 0
-	for _, r := range m.st.rank {
-		if int(r) == k {
-			m.Report.NoiseFreePoints++
-		}
-	}
+	m.countNoiseFree()
 	m.Report.stage("em", t1)
 	prog(Progress{Stage: "em", Done: s.EMIters, Total: s.EMIters, Final: true})
 	return nil
@@ -253,10 +248,10 @@ func (m *Model) fitDirectPaper(ctx context.Context, s Settings, prog func(Progre
 	err := parallel.For(ctx, n, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		ws := newWork(k, max(d, p))
 		first[w] = -1
-		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
+		next := lo // the next point at which ctx is checked (every cancelStride(k, max(d, p)) points)
 		for i := lo; i < hi; i++ {
 			if i == next {
-				next += cancelStride(k)
+				next += cancelStride(k, max(d, p))
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -323,6 +318,16 @@ func gammaFromEigen(dst, e, v []float64, k int) {
 				}
 			}
 			dst[a*k+b], dst[b*k+a] = s, s
+		}
+	}
+}
+
+// countNoiseFree sets Report.NoiseFreePoints: the points whose X_i has rank k (EMPaper).
+func (m *Model) countNoiseFree() {
+	m.Report.NoiseFreePoints = 0
+	for _, r := range m.st.rank {
+		if int(r) == m.K {
+			m.Report.NoiseFreePoints++
 		}
 	}
 }

@@ -64,10 +64,10 @@ func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, _, lo, hi int) error {
 		ws := newWork(k, d)
 		w := make([]float64, k)
-		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
+		next := lo // the next point at which ctx is checked (every cancelStride(k, d) points)
 		for i := lo; i < hi; i++ {
 			if i == next {
-				next += cancelStride(k)
+				next += cancelStride(k, d)
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -347,7 +347,9 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 	case EM:
 		err = m.weightPass(ctx, s, false)
 	case EMPaper:
-		err = m.paperBases(ctx)
+		if err = m.paperBases(ctx); err == nil {
+			m.countNoiseFree()
+		}
 	case Direct:
 		err = m.fitDirect(ctx, s, func(Progress) {})
 	case DirectPaper:

@@ -122,10 +122,10 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	}
 	err = parallel.For(ctx, q, m.st.workers, func(ctx context.Context, w, lo, hi int) error {
 		s := newSampleScratch(k, d, p)
-		next := lo // the next point at which ctx is checked (every cancelStride(k) points)
+		next := lo // the next point at which ctx is checked (every cancelStride(k, max(d, p)) points)
 		for i := lo; i < hi; i++ {
 			if i == next {
-				next += cancelStride(k)
+				next += cancelStride(k, max(d, p))
 				if err := ctx.Err(); err != nil {
 					return err
 				}
