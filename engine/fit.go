@@ -249,6 +249,15 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	n, d := X.Dims()
 	s = s.withDefaults()
 	if err := CheckFit(n, d, s); err != nil {
+		var de *DegenerateError
+		if errors.As(err, &de) && de.Kind == "singular-gamma" {
+			// Data no ridge can help (non-finite values, all points identical) is named
+			// first: the ridge the singular-gamma error asks for led to that error next (a
+			// user trial).
+			if derr := checkData(mat.DenseCopyOf(X).RawMatrix().Data, n, d); derr != nil {
+				return nil, derr
+			}
+		}
 		return nil, err
 	}
 	memEst := estimateMemory(n, d, s.K, s.Dim, s.Method, s.Solver, -1, -1)

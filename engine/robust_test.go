@@ -982,3 +982,32 @@ func TestEMDimAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectPaperDataFirst: direct-paper without a ridge on data no ridge can help (all points
+// identical, a non-finite value) names the data's problem, not the singular matrices whose
+// advice (pass a ridge) only led to the data error next (a user trial).
+func TestDirectPaperDataFirst(t *testing.T) {
+	same := mat.NewDense(30, 3, nil)
+	for i := 0; i < 30; i++ {
+		same.SetRow(i, []float64{1, 2, 3})
+	}
+	nan, _ := bench.SwissRoll(30, 1)
+	nan.Set(4, 1, math.NaN())
+	for _, c := range []struct {
+		X    *mat.Dense
+		kind string
+	}{{same, "identical-points"}, {nan, "nonfinite"}} {
+		_, err := Fit(context.Background(), c.X, Settings{Method: DirectPaper})
+		var de *DegenerateError
+		if !errors.As(err, &de) || de.Kind != c.kind {
+			t.Errorf("direct-paper without a ridge: %v, want a %s DegenerateError", err, c.kind)
+		}
+	}
+	// Data with geometry still gets the singular-gamma refusal before the fit.
+	X, _ := bench.SwissRoll(30, 1)
+	_, err := Fit(context.Background(), X, Settings{Method: DirectPaper})
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "singular-gamma" {
+		t.Errorf("direct-paper without a ridge on the Swiss roll: %v", err)
+	}
+}
