@@ -110,7 +110,7 @@ func BenchmarkGram(b *testing.B) {
 
 func BenchmarkSymEigen(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{3, 10} {
+	for _, n := range []int{3, 10, 32, 160} { // Jacobi up to 3, Dsyev above (symEigenJacobiMax)
 		a := spd(rng, n)
 		w := make([]float64, n)
 		v := make([]float64, n*n)

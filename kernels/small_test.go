@@ -93,7 +93,9 @@ func TestCholeskySolve(t *testing.T) {
 // repeated eigenspace; the computed eigenvalues must match the known ones.
 func TestSymEigenResidual(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 2, 3, 4, 10, 20} {
+	// 1-3 by Jacobi, 4 and up by Dsyev (symEigenJacobiMax); 160 is the size at which a user
+	// trial found Jacobi taking 76 ms per point.
+	for _, n := range []int{1, 2, 3, 4, 10, 20, 160} {
 		// Known spectra: 1, 1, 2, 3, ... and 0, 0, 1, 1, 2, ... (n >= 4).
 		pair := make([]float64, n)
 		for i := range pair {
@@ -497,6 +499,25 @@ func TestSVDSweeps(t *testing.T) {
 		}
 		if mean := float64(total) / trials; capped > 0 || mean > 10 {
 			t.Errorf("%dx%d: %d of %d inputs ran the %d-sweep cap, mean %.1f sweeps", m, n, capped, trials, svdMaxSweeps, mean)
+		}
+	}
+}
+
+// TestSymEigenNoAlloc: SymEigen allocates nothing per call on either path (Dsyev's workspace is
+// pooled), as the per-point loops that call it require.
+func TestSymEigenNoAlloc(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{3, 10, 40} {
+		lambda := make([]float64, n)
+		for i := range lambda {
+			lambda[i] = float64(i + 1)
+		}
+		a := testmat.WithSpectrum(rng, lambda)
+		c, w, v := make([]float64, n*n), make([]float64, n), make([]float64, n*n)
+		copy(c, a)
+		SymEigen(c, n, w, v) // the pool's first buffer
+		if allocs := testing.AllocsPerRun(50, func() { copy(c, a); SymEigen(c, n, w, v) }); allocs != 0 {
+			t.Errorf("n = %d: %v allocations per call", n, allocs)
 		}
 	}
 }
