@@ -45,7 +45,7 @@ func fibreBasis(ws *work, dst []float64, p int) (r int, fallback bool) {
 		// d x d Gram Xc^T Xc: eigenvectors u_a give v_a = Xc u_a / sqrt(lambda_a).
 		c := ws.c[:d*d]
 		kernels.Scatter(c, z, k, d)
-		kernels.SymEigen(c, d, ws.e, ws.v)
+		kernels.SymEigenWork(c, d, ws.e, ws.v, ws.eig)
 		r = rankOf(ws.e[:d])
 		if r == k-1 {
 			r, fallback = p, true
@@ -66,7 +66,7 @@ func fibreBasis(ws *work, dst []float64, p int) (r int, fallback bool) {
 	// k x k Gram Xc Xc^T: its eigenvectors are the v_a directly.
 	c := ws.c[:k*k]
 	kernels.Gram(c, z, k, d)
-	kernels.SymEigen(c, k, ws.e, ws.v)
+	kernels.SymEigenWork(c, k, ws.e, ws.v, ws.eig)
 	r = rankOf(ws.e[:k])
 	if r >= k-1 {
 		r, fallback = p, true

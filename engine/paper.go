@@ -229,7 +229,7 @@ func directPaperPoint(ws *work, x []float64, d int, y []float64, p int, nbr []in
 	for j := 0; j < k; j++ {
 		ws.a[j*k+j] += ridge
 	}
-	kernels.SymEigen(ws.a, k, ws.e, ws.v)
+	kernels.SymEigenWork(ws.a, k, ws.e, ws.v, ws.eig)
 	lmax, lmin := ws.e[0]-ridge, ws.e[k-1]-ridge
 	return !(lmin > singularRcond*lmax)
 }

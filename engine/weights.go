@@ -22,6 +22,7 @@ type work struct {
 	xi   []float64 // k normals
 	r    []float64 // (k-1) x (k-1)
 	ud   []float64 // EMPaper's left singular vectors (paperBases), grown on first use
+	eig  []float64 // kernels.SymEigenWork's workspace for order k (or d < k)
 }
 
 // The d x d matrices (Woodbury's Z^T Z, the fibre's and em-paper's small Grams) are formed
@@ -31,17 +32,18 @@ func newWork(k, d int) *work {
 	m := max(k, d)
 	return &work{
 		k: k, d: d,
-		z:  make([]float64, k*d),
-		g:  make([]float64, k*k),
-		a:  make([]float64, k*k),
-		t:  make([]float64, k*(k+1)),
-		v:  make([]float64, k*k),
-		e:  make([]float64, k),
-		c:  make([]float64, k*m),
-		x1: make([]float64, m),
-		x2: make([]float64, m),
-		xi: make([]float64, k),
-		r:  make([]float64, k*k),
+		z:   make([]float64, k*d),
+		g:   make([]float64, k*k),
+		a:   make([]float64, k*k),
+		t:   make([]float64, k*(k+1)),
+		v:   make([]float64, k*k),
+		e:   make([]float64, k),
+		c:   make([]float64, k*m),
+		x1:  make([]float64, m),
+		x2:  make([]float64, m),
+		xi:  make([]float64, k),
+		r:   make([]float64, k*k),
+		eig: make([]float64, kernels.SymEigenWorkLen(k)),
 	}
 }
 

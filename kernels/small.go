@@ -327,11 +327,33 @@ func SymEigen(a []float64, n int, w, v []float64) {
 		panic("kernels: symeigen shape mismatch")
 	}
 	if n > symEigenJacobiMax {
-		symEigenQR(a, n, w, v)
+		wp := eigWork.Get().(*[]float64)
+		defer eigWork.Put(wp)
+		if cap(*wp) < SymEigenWorkLen(n) {
+			*wp = make([]float64, SymEigenWorkLen(n))
+		}
+		symEigenQR(a, n, w, v, *wp)
 		return
 	}
 	symEigenJacobi(a, n, w, v)
 }
+
+// SymEigenWork is SymEigen with the caller's workspace work (at least SymEigenWorkLen(n)
+// long), for per-point loops, which must not allocate (SymEigen's pooled workspace can, under
+// the race detector).
+func SymEigenWork(a []float64, n int, w, v, work []float64) {
+	if len(a) < n*n || len(w) < n || len(v) < n*n || len(work) < SymEigenWorkLen(n) {
+		panic("kernels: symeigen shape mismatch")
+	}
+	if n > symEigenJacobiMax {
+		symEigenQR(a, n, w, v, work)
+		return
+	}
+	symEigenJacobi(a, n, w, v)
+}
+
+// SymEigenWorkLen is the workspace SymEigenWork needs for order n.
+func SymEigenWorkLen(n int) int { return 3*n - 1 + n*n }
 
 // symEigenJacobi is SymEigen by the cyclic Jacobi method.
 func symEigenJacobi(a []float64, n int, w, v []float64) {
@@ -499,23 +521,19 @@ const svdMaxSweeps = 60
 // took minutes on Jacobi: a user trial).
 const symEigenJacobiMax = 3
 
-// eigWork pools Dsyev's workspace and a copy of the input (pointers, so that Put does not
-// allocate): SymEigen's callers give it no workspace, and per-point loops must not allocate.
+// eigWork pools SymEigen's workspace (a pointer, so that Put does not allocate); per-point
+// loops give SymEigenWork their own.
 var eigWork = sync.Pool{New: func() any { return new([]float64) }}
 
-// symEigenQR is SymEigen by Dsyev: w gets the eigenvalues in descending order and v's columns
-// the eigenvectors. If the QR iteration fails to converge (gonum's Dsyev allows 30 n sweeps;
-// not seen for finite symmetric input), Jacobi runs on a copy of the input instead.
-func symEigenQR(a []float64, n int, w, v []float64) {
-	wp := eigWork.Get().(*[]float64)
-	defer eigWork.Put(wp)
+// symEigenQR is SymEigen by Dsyev with the workspace work (SymEigenWorkLen(n)): w gets the
+// eigenvalues in descending order and v's columns the eigenvectors. If the QR iteration fails
+// to converge (gonum's Dsyev allows 30 n sweeps; not seen for finite symmetric input), Jacobi
+// runs on a copy of the input instead.
+func symEigenQR(a []float64, n int, w, v, work []float64) {
 	lw := 3*n - 1
-	if cap(*wp) < lw+n*n {
-		*wp = make([]float64, lw+n*n)
-	}
-	work, keep := (*wp)[:lw], (*wp)[lw:lw+n*n]
+	dw, keep := work[:lw], work[lw:lw+n*n]
 	copy(keep, a[:n*n])
-	if !(lapackgonum.Implementation{}).Dsyev(lapack.EVCompute, blas.Upper, n, a, n, w, work, lw) {
+	if !(lapackgonum.Implementation{}).Dsyev(lapack.EVCompute, blas.Upper, n, a, n, w, dw, lw) {
 		copy(a, keep)
 		symEigenJacobi(a, n, w, v)
 		return

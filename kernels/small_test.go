@@ -503,8 +503,9 @@ func TestSVDSweeps(t *testing.T) {
 	}
 }
 
-// TestSymEigenNoAlloc: SymEigen allocates nothing per call on either path (Dsyev's workspace is
-// pooled), as the per-point loops that call it require.
+// TestSymEigenNoAlloc: SymEigenWork, with the caller's workspace, allocates nothing per call on
+// either path (Jacobi, Dsyev), as the per-point loops that call it require, and agrees with
+// SymEigen.
 func TestSymEigenNoAlloc(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, n := range []int{3, 10, 40} {
@@ -514,10 +515,16 @@ func TestSymEigenNoAlloc(t *testing.T) {
 		}
 		a := testmat.WithSpectrum(rng, lambda)
 		c, w, v := make([]float64, n*n), make([]float64, n), make([]float64, n*n)
-		copy(c, a)
-		SymEigen(c, n, w, v) // the pool's first buffer
-		if allocs := testing.AllocsPerRun(50, func() { copy(c, a); SymEigen(c, n, w, v) }); allocs != 0 {
+		work := make([]float64, SymEigenWorkLen(n))
+		if allocs := testing.AllocsPerRun(50, func() { copy(c, a); SymEigenWork(c, n, w, v, work) }); allocs != 0 {
 			t.Errorf("n = %d: %v allocations per call", n, allocs)
+		}
+		c2, w2, v2 := append([]float64(nil), a...), make([]float64, n), make([]float64, n*n)
+		SymEigen(c2, n, w2, v2)
+		for i := range w {
+			if w[i] != w2[i] {
+				t.Fatalf("n = %d: SymEigenWork's eigenvalue %d is %v, SymEigen's %v", n, i, w[i], w2[i])
+			}
 		}
 	}
 }
