@@ -1,6 +1,9 @@
 package testmat
 
-import "math/rand/v2"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // RandOrthogonal returns a random n x n orthogonal matrix (row-major): the product of n
 // Householder reflections I - 2 u u^T / (u^T u) with standard normal u, applied to I.
@@ -46,4 +49,24 @@ func WithSpectrum(rng *rand.Rand, lambda []float64) []float64 {
 		}
 	}
 	return a
+}
+
+// OrthDefect returns the entry of Q^T Q - I of largest magnitude for the n x n row-major q,
+// with its row and column: how far q's columns are from orthonormal.
+func OrthDefect(q []float64, n int) (i, j int, dev float64) {
+	for a := 0; a < n; a++ {
+		for b := 0; b < n; b++ {
+			s := 0.0
+			for r := 0; r < n; r++ {
+				s += q[r*n+a] * q[r*n+b]
+			}
+			if a == b {
+				s--
+			}
+			if math.Abs(s) > math.Abs(dev) || a == 0 && b == 0 {
+				i, j, dev = a, b, s
+			}
+		}
+	}
+	return i, j, dev
 }

@@ -11,21 +11,9 @@ import (
 func TestRandOrthogonal(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7, 16} {
 		q := RandOrthogonal(rand.New(rand.NewPCG(1, uint64(n))), n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				s := 0.0
-				for r := 0; r < n; r++ {
-					s += q[r*n+i] * q[r*n+j]
-				}
-				want := 0.0
-				if i == j {
-					want = 1
-				}
-				// n reflections, each exact to a few ulps: 1e-13 leaves a margin of 100x at n = 16.
-				if math.Abs(s-want) > 1e-13 {
-					t.Fatalf("n = %d: (Q^T Q)[%d][%d] = %g, want %g", n, i, j, s, want)
-				}
-			}
+		// n reflections, each exact to a few ulps: 1e-13 leaves a margin of 100x at n = 16.
+		if i, j, dev := OrthDefect(q, n); math.Abs(dev) > 1e-13 {
+			t.Fatalf("n = %d: (Q^T Q - I)[%d][%d] = %g", n, i, j, dev)
 		}
 		lambda := make([]float64, n)
 		for i := range lambda {
@@ -51,5 +39,16 @@ func TestRandOrthogonal(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestOrthDefect: OrthDefect finds the worst entry of Q^T Q - I.
+func TestOrthDefect(t *testing.T) {
+	q := []float64{1, 0, 0, 2} // columns e_1 and 2 e_2: (Q^T Q - I)[1][1] = 3
+	if i, j, dev := OrthDefect(q, 2); i != 1 || j != 1 || dev != 3 {
+		t.Errorf("OrthDefect = (%d, %d, %g), want (1, 1, 3)", i, j, dev)
+	}
+	if _, _, dev := OrthDefect([]float64{0, 1, 1, 0}, 2); dev != 0 {
+		t.Errorf("a permutation: defect %g", dev)
 	}
 }
