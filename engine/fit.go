@@ -254,8 +254,15 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 			// Data no ridge can help (non-finite values, all points identical) is named
 			// first: the ridge the singular-gamma error asks for led to that error next (a
 			// user trial).
-			if derr := checkData(mat.DenseCopyOf(X).RawMatrix().Data, n, d); derr != nil {
+			raw := mat.DenseCopyOf(X).RawMatrix().Data
+			if derr := checkData(raw, n, d); derr != nil {
 				return nil, derr
+			}
+			// So is a graph no ridge can help: a disconnected one, or points with more
+			// duplicates than k (the same user trial; the kNN search is cheap next to the fit
+			// the refusal saves).
+			if gerr := graphFirst(ctx, raw, n, d, s); gerr != nil {
+				return nil, gerr
 			}
 		}
 		return nil, err
@@ -351,6 +358,27 @@ func fitOverflow(err error, w []float64) error {
 			Msg: fmt.Sprintf("the weights reach |w| = %.3g and overflow the eigensolve (%v): raise the ridge (Settings.Reg, -reg)", maxAbs(w), err)}
 	}
 	return err
+}
+
+// graphFirst runs the kNN search of s on the raw n x d data x and returns the error Fit would
+// report for its graph (too many duplicates, a disconnected graph, a cancelled context), or nil.
+// Fit calls it before refusing direct-paper without a ridge, whose advice cannot mend these.
+func graphFirst(ctx context.Context, x []float64, n, d int, s Settings) error {
+	xs, _, err := prepareScale(x, n, d, s)
+	if err != nil {
+		return err
+	}
+	idx, dist, err := knn.Graph(ctx, xs, n, d, s.K, knn.Options{Workers: parallel.Workers(s.Workers)})
+	if err != nil {
+		return err
+	}
+	if _, err := checkNeighbourhoods(dist, n, s.K); err != nil {
+		return underflowedGram(err, x, idx, n, d, s.K)
+	}
+	if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
+		return disconnectedError(s.K, nc)
+	}
+	return nil
 }
 
 // disconnectedError is the error for a kNN graph with nc > 1 connected components.

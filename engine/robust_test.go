@@ -984,7 +984,7 @@ func TestEMDimAdvice(t *testing.T) {
 }
 
 // TestDirectPaperDataFirst: direct-paper without a ridge on data no ridge can help (all points
-// identical, a non-finite value) names the data's problem, not the singular matrices whose
+// identical, a non-finite value, a disconnected graph) names the data's problem, not the singular matrices whose
 // advice (pass a ridge) only led to the data error next (a user trial).
 func TestDirectPaperDataFirst(t *testing.T) {
 	same := mat.NewDense(30, 3, nil)
@@ -993,10 +993,18 @@ func TestDirectPaperDataFirst(t *testing.T) {
 	}
 	nan, _ := bench.SwissRoll(30, 1)
 	nan.Set(4, 1, math.NaN())
+	// Two far-apart copies of a roll: no ridge connects the 10-NN graph's two components.
+	roll, _ := bench.SwissRoll(40, 1)
+	split := mat.NewDense(80, 3, nil)
+	for i := 0; i < 40; i++ {
+		r := roll.RawRowView(i)
+		split.SetRow(i, r)
+		split.SetRow(40+i, []float64{r[0] + 1000, r[1], r[2]})
+	}
 	for _, c := range []struct {
 		X    *mat.Dense
 		kind string
-	}{{same, "identical-points"}, {nan, "nonfinite"}} {
+	}{{same, "identical-points"}, {nan, "nonfinite"}, {split, "disconnected-graph"}} {
 		_, err := Fit(context.Background(), c.X, Settings{Method: DirectPaper})
 		var de *DegenerateError
 		if !errors.As(err, &de) || de.Kind != c.kind {
