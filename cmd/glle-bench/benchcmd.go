@@ -446,7 +446,7 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 // with its repetition (0, 1, ...).
 func benchRepeat(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method, onRun func(benchRun, int)) (benchRun, error) {
 	if c.repeat <= 1 {
-		r := benchChild(ctx, self, dir, c, n, m, "")
+		r := runChild(ctx, self, dir, c, n, m, "")
 		if ctx.Err() == nil {
 			onRun(r, 0)
 		}
@@ -454,7 +454,7 @@ func benchRepeat(ctx context.Context, self, dir string, c benchConfig, n int, m 
 	}
 	var runs []benchRun
 	for rep := 0; rep < c.repeat; rep++ {
-		r := benchChild(ctx, self, dir, c, n, m, fmt.Sprintf("_r%d", rep))
+		r := runChild(ctx, self, dir, c, n, m, fmt.Sprintf("_r%d", rep))
 		if err := ctx.Err(); err != nil {
 			return r, err
 		}
@@ -522,6 +522,10 @@ func embedFile(dir string, n int, m engine.Method, tag string) string {
 }
 
 // benchChild runs one fit (and its generations) in a child process and reads its report.
+// runChild runs one repetition of the sweep: benchChild, or a stand-in in tests (a child run
+// that fails on demand).
+var runChild = benchChild
+
 func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method, tag string) benchRun {
 	r := benchRun{N: n, Method: m.String(), tag: tag}
 	gens := c.generations

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"glle/engine"
 )
 
 // TestBenchSweep runs the scaling sweep at tiny sizes: every (size, method) row is in the table
@@ -291,6 +293,42 @@ func TestBenchProgress(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "glle-bench bench: n=") || !strings.Contains(r.stdout, "| 300 | em |") {
 		t.Errorf("stdout holds progress, or lacks the table:\n%s", r.stdout)
+	}
+}
+
+// TestBenchProgressAfterFailure: a failed repetition skips the rest of its size and method, and
+// the progress lines after it still count runs against the sweep's total (a stand-in child
+// fails lle's first repetition: em's two runs are runs 3 and 4 of 4, not 2 and 3).
+func TestBenchProgressAfterFailure(t *testing.T) {
+	defer func(f func(context.Context, string, string, benchConfig, int, engine.Method, string) benchRun) {
+		runChild = f
+	}(runChild)
+	var calls []string
+	runChild = func(_ context.Context, _, _ string, _ benchConfig, n int, m engine.Method, tag string) benchRun {
+		calls = append(calls, m.String()+tag)
+		r := benchRun{N: n, Method: m.String(), FitSeconds: 0.25}
+		if m == engine.LLE {
+			r.Error = "stand-in failure"
+		}
+		return r
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "-sizes", "300", "-methods", "lle,em", "-repeat", "2"}, &stdout, &stderr)
+	if want := []string{"lle_r0", "em_r0", "em_r1"}; !slices.Equal(calls, want) {
+		t.Errorf("child runs %v, want %v (a failed repetition skips the rest of its size and method)", calls, want)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	want := []string{"glle-bench bench: n=300 lle: stand-in failure",
+		"glle-bench bench: n=300 em repeat 1/2: fit 0.25 s (run 3 of 4, ",
+		"glle-bench bench: n=300 em repeat 2/2: fit 0.25 s (run 4 of 4, ",
+		"glle-bench: 1 of the sweep's runs failed"}
+	if len(lines) != len(want) || code != exitFailure {
+		t.Fatalf("exit %d, stderr %q: want %d lines", code, stderr.String(), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("stderr line %d %q, want %q...", i, lines[i], w)
+		}
 	}
 }
 
