@@ -290,14 +290,11 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 
 	t0 := time.Now()
 	prog(Progress{Stage: "knn"})
-	idx, dist, err := knn.Graph(ctx, xs, n, d, s.K, knn.Options{Workers: workers})
+	idx, dups, err := searchGraph(ctx, xs, raw, n, d, s.K, workers)
 	if err != nil {
 		return nil, err
 	}
-	if m.Report.DuplicatePoints, err = checkNeighbourhoods(dist, n, s.K); err != nil {
-		return nil, underflowedGram(err, raw, idx, n, d, s.K)
-	}
-	dist = nil
+	m.Report.DuplicatePoints = dups
 	m.Neighbors = idx
 	m.Report.stage("knn", t0)
 	prog(Progress{Stage: "knn", Final: true})
@@ -368,17 +365,29 @@ func graphFirst(ctx context.Context, x []float64, n, d int, s Settings) error {
 	if err != nil {
 		return err
 	}
-	idx, dist, err := knn.Graph(ctx, xs, n, d, s.K, knn.Options{Workers: parallel.Workers(s.Workers)})
+	idx, _, err := searchGraph(ctx, xs, x, n, d, s.K, parallel.Workers(s.Workers))
 	if err != nil {
 		return err
-	}
-	if _, err := checkNeighbourhoods(dist, n, s.K); err != nil {
-		return underflowedGram(err, x, idx, n, d, s.K)
 	}
 	if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
 		return disconnectedError(s.K, nc)
 	}
 	return nil
+}
+
+// searchGraph finds the k nearest neighbours of the n x d points xs (raw: the caller's values,
+// for the error message) and checks their neighbourhoods: it returns the neighbour indices and
+// the count of points with a coincident neighbour, or the error Fit reports for them.
+func searchGraph(ctx context.Context, xs, raw []float64, n, d, k, workers int) ([]int32, int, error) {
+	idx, dist, err := knn.Graph(ctx, xs, n, d, k, knn.Options{Workers: workers})
+	if err != nil {
+		return nil, 0, err
+	}
+	dups, err := checkNeighbourhoods(dist, n, k)
+	if err != nil {
+		return nil, 0, underflowedGram(err, raw, idx, n, d, k)
+	}
+	return idx, dups, nil
 }
 
 // disconnectedError is the error for a kNN graph with nc > 1 connected components.
