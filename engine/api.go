@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -54,6 +55,8 @@ type madeFor struct {
 	regMode      RegMode
 	scaling      Scaling
 	nbrPrint     uint64 // neighbourPrint of Neighbors
+	wPrint       uint64 // floatPrint of Weights
+	sigmaPrint   uint64 // floatPrint of Sigma
 }
 
 // checkCtx refuses a nil context, which the context package and the worker pool would
@@ -68,7 +71,7 @@ func checkCtx(ctx context.Context) error {
 // seal records what m's state was built for; usable compares against it.
 func (m *Model) seal() {
 	m.st.made = madeFor{ok: true, method: m.Method, n: m.N, d: m.D, k: m.K, dim: m.Dim, reg: m.Reg, regMode: m.RegMode, scaling: m.Scaling,
-		nbrPrint: neighbourPrint(m.Neighbors)}
+		nbrPrint: neighbourPrint(m.Neighbors), wPrint: floatPrint(m.Weights), sigmaPrint: floatPrint(m.Sigma)}
 }
 
 // usable fails with an *InputError unless m was made by Fit or Restore and the exported
@@ -143,6 +146,43 @@ func neighbourPrint(nbr []int32) uint64 {
 		h[0] = (h[0] ^ uint64(uint32(nbr[i]))) * p
 	}
 	return ((h[0]*p^h[1])*p^h[2])*p ^ h[3] ^ uint64(len(nbr))
+}
+
+// paramsIntact fails with an *InputError when m.Weights or m.Sigma differ from the values the
+// model was built with (a caller edited them in place): the samplers draw around them, and the
+// LU path relies on the weights of each point summing to one. Like neighborsIntact it reads
+// every entry (about 0.5 ns each), so the generations and SampleWeights call it, not usable.
+func (m *Model) paramsIntact() error {
+	if floatPrint(m.Weights) != m.st.made.wPrint {
+		return inputErr("the model's Weights were edited after the fit (the samplers draw around them, and their rows must sum to one): refit, or restore it from Saved, which checks them")
+	}
+	return m.sigmaIntact()
+}
+
+// sigmaIntact is paramsIntact's check of m.Sigma alone (N entries), for TransformSample, whose
+// em-paper draws read the neighbours' sigma_i.
+func (m *Model) sigmaIntact() error {
+	if floatPrint(m.Sigma) != m.st.made.sigmaPrint {
+		return inputErr("the model's Sigma was edited after the fit (the samplers' variances): refit, or restore it from Saved, which checks them")
+	}
+	return nil
+}
+
+// floatPrint is neighbourPrint's fingerprint of the bit patterns of v.
+func floatPrint(v []float64) uint64 {
+	const p = 0x9e3779b97f4a7c15
+	var h [4]uint64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		h[0] = (h[0] ^ math.Float64bits(v[i])) * p
+		h[1] = (h[1] ^ math.Float64bits(v[i+1])) * p
+		h[2] = (h[2] ^ math.Float64bits(v[i+2])) * p
+		h[3] = (h[3] ^ math.Float64bits(v[i+3])) * p
+	}
+	for ; i < len(v); i++ {
+		h[0] = (h[0] ^ math.Float64bits(v[i])) * p
+	}
+	return ((h[0]*p^h[1])*p^h[2])*p ^ h[3] ^ uint64(len(v))
 }
 
 // badNeighbor scans a neighbour list (k per point) and returns the first invalid entry

@@ -119,6 +119,39 @@ func TestModelMisuse(t *testing.T) {
 		t.Errorf("restored neighbours: %v", err)
 	}
 
+	// Edited weights and sigma values (a user trial: Generate drew around Weights[3] = 5, whose
+	// row no longer sums to one, and a negative sigma was reported as an overflow). Each edit
+	// is refused by the generations and SampleWeights, and em-paper's TransformSample, whose
+	// draws read the neighbours' sigma_i, refuses an edited Sigma.
+	paperM := mustFit(t, mat.DenseCopyOf(X.Slice(0, 50, 0, 3)), settingsFor(EMPaper))
+	for _, c := range []struct {
+		name string
+		m    *Model
+		v    *float64
+		to   float64
+		want string
+	}{
+		{"weight edited to 5", small, &small.Weights[3], 5, "Weights were edited"},
+		{"weight edited by one ulp", small, &small.Weights[7], math.Nextafter(small.Weights[7], 2), "Weights were edited"},
+		{"sigma edited to -1", small, &small.Sigma[3], -1, "Sigma was edited"},
+		{"em-paper sigma edited to 1e300", paperM, &paperM.Sigma[0], 1e300, "Sigma was edited"},
+	} {
+		old := *c.v
+		*c.v = c.to
+		_, _, err = c.m.Generate(ctx, 1, 0, 1)
+		wantInputError(t, c.name+": Generate", err, c.want)
+		err = c.m.SampleWeights(ctx, make([]float64, c.m.N*c.m.K), 1, 0, 1)
+		wantInputError(t, c.name+": SampleWeights", err, c.want)
+		if c.m.Method == EMPaper {
+			_, err = c.m.TransformSample(ctx, Q, 1, 0, 1)
+			wantInputError(t, c.name+": TransformSample", err, c.want)
+		}
+		*c.v = old
+		if _, _, err = c.m.Generate(ctx, 1, 0, 1); err != nil {
+			t.Errorf("%s, then restored: %v", c.name, err)
+		}
+	}
+
 	for _, c := range []struct {
 		i, n int
 	}{{-1, 100}, {m.N, 100}, {0, 5}} {

@@ -27,7 +27,8 @@ type Model struct {
 	// [i*K, (i+1)*K), sorted by distance, self excluded).
 	Neighbors []int32
 	// Weights holds the mean reconstruction weights aligned with Neighbors: the LLE weights
-	// (LLE, EM, Direct, DirectPaper) or E[w_i] of Eq. (21) (EMPaper).
+	// (LLE, EM, Direct, DirectPaper) or E[w_i] of Eq. (21) (EMPaper). Read-only: Generate and
+	// SampleWeights refuse a model whose Weights or Sigma values were edited after the fit.
 	Weights []float64
 	// Sigma holds sigma_i of Omega_i = sigma_i I for the EM methods (nil otherwise), exactly
 	// as the method computes it: for EMPaper the raw Eq. (29) value, negative as it may be.

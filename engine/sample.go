@@ -110,6 +110,9 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 	if part := m.sharedWith(dst); part != "" {
 		return inputErr("SampleWeights: the weights buffer shares memory with the model's %s, which the draws read: pass another slice", part)
 	}
+	if err := m.paramsIntact(); err != nil {
+		return err
+	}
 	return forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			st := kernels.NewStream(seed, generation, i)
@@ -222,6 +225,9 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 		return nil, err
 	}
 	if err := m.neighborsIntact(); err != nil {
+		return nil, err
+	}
+	if err := m.paramsIntact(); err != nil {
 		return nil, err
 	}
 	if dst == nil {

@@ -71,6 +71,11 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	if !m.Method.Generative() {
 		return inputErr("method %s has no stochastic weights to sample: use Transform, or fit em, direct, em-paper or direct-paper", m.Method)
 	}
+	if m.Method == EMPaper {
+		if err := m.sigmaIntact(); err != nil {
+			return err
+		}
+	}
 	if err := checkScale(a); err != nil {
 		return err
 	}
