@@ -520,6 +520,7 @@ func (m *Model) fitEM(ctx context.Context, s Settings, prog func(Progress)) erro
 	km1 := float64(k - 1)
 	it := 0
 	converged := false
+	prog(Progress{Stage: "em", Total: s.EMIters})
 	for it < s.EMIters {
 		if err := ctx.Err(); err != nil {
 			return err

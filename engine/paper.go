@@ -183,6 +183,7 @@ func (m *Model) fitEMPaper(ctx context.Context, s Settings, prog func(Progress))
 	for i := range m.Sigma {
 		m.Sigma[i] = 1
 	}
+	prog(Progress{Stage: "em", Total: s.EMIters})
 	for it := 1; it <= s.EMIters; it++ {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -1019,3 +1019,43 @@ func TestDirectPaperDataFirst(t *testing.T) {
 		t.Errorf("direct-paper without a ridge on the Swiss roll: %v", err)
 	}
 }
+
+// TestProgressStageStart: every stage reported to Settings.Progress opens with an event whose
+// Done is 0 and Final false, as Progress documents, and closes with a Final one (a user trial:
+// em and em-paper reported their stage first after the first iteration, Done 1).
+func TestProgressStageStart(t *testing.T) {
+	X, _ := bench.SwissRoll(300, 1)
+	for _, m := range []Method{LLE, EM, Direct, EMPaper} {
+		var mu sync.Mutex
+		var events []Progress
+		s := Settings{Method: m, Progress: func(p Progress) {
+			mu.Lock()
+			events = append(events, p)
+			mu.Unlock()
+		}}
+		if _, err := Fit(context.Background(), X, s); err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		first := map[string]Progress{}
+		last := map[string]Progress{}
+		for _, p := range events {
+			if _, ok := first[p.Stage]; !ok {
+				first[p.Stage] = p
+			}
+			last[p.Stage] = p
+		}
+		if m.Generative() && m != Direct {
+			if _, ok := first["em"]; !ok {
+				t.Errorf("%s: no em stage in %v", m, events)
+			}
+		}
+		for st, p := range first {
+			if p.Done != 0 || p.Final {
+				t.Errorf("%s: stage %s opens with %+v, want Done 0 and not Final", m, st, p)
+			}
+			if !last[st].Final {
+				t.Errorf("%s: stage %s closes with %+v, want Final", m, st, last[st])
+			}
+		}
+	}
+}
