@@ -12,12 +12,17 @@ import (
 // encoding/gob (mat.Dense implements encoding.BinaryMarshaler) or as glle-bench's model
 // folder; encoding/json writes a mat.Dense as {} and loses the data.
 type Saved struct {
+	// Method, K, Dim, Reg, RegMode, Scaling and DirectRidge are the fit's settings, defaults
+	// resolved (Model's fields of the same names; DirectRidge is Settings.DirectRidge).
 	Method      Method
 	K, Dim      int
 	Reg         float64
 	RegMode     RegMode
 	Scaling     Scaling
 	DirectRidge float64
+	// X, Neighbors, Weights, Sigma, Embedding and Eigenvalues are Model's fields of the same
+	// names: the training data, the neighbour graph, the mean weights, the EM variances (nil
+	// for the other methods), the base embedding and its eigenvalues.
 	X           *mat.Dense
 	Neighbors   []int32
 	Weights     []float64

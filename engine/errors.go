@@ -9,6 +9,7 @@ type InputError struct {
 	Msg string
 }
 
+// Error returns the one-line message: the problem and its fix.
 func (e *InputError) Error() string { return e.Msg }
 
 func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprintf(format, a...)} }
@@ -27,4 +28,5 @@ type DegenerateError struct {
 	Msg string
 }
 
+// Error returns the one-line message: the problem, its count and its fix.
 func (e *DegenerateError) Error() string { return e.Msg }

@@ -101,7 +101,8 @@ const (
 
 // EstimateMemory predicts the memory a fit of n points in d dimensions with k neighbours and
 // embedding dimension p needs with the default (sparse) eigensolver: the LU of B for lle, em
-// and direct, M's Cholesky factor for the paper modes.
+// and direct, M's Cholesky factor for the paper modes. It is the zero estimate (Peak 0) for a
+// non-positive n, d or k and for an unknown method.
 func EstimateMemory(n, d, k, p int, method Method) MemoryEstimate {
 	return estimateMemory(n, d, k, p, method, SolverAuto, -1, -1)
 }
@@ -110,7 +111,7 @@ func EstimateMemory(n, d, k, p int, method Method) MemoryEstimate {
 // (the refinement from the symbolic analysis).
 func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int64) MemoryEstimate {
 	e := MemoryEstimate{N: n, D: d, K: k, Dim: p, Method: method.String()}
-	if n <= 0 || d <= 0 || k <= 0 {
+	if n <= 0 || d <= 0 || k <= 0 || method < LLE || method > DirectPaper {
 		return e
 	}
 	if memoryOverflows(n, d, k, p, method, solver, nnzL) {
@@ -335,7 +336,10 @@ func ParseBytes(s string) (int64, error) {
 	// big.Float has no underflow: it tells the sign of sizes such as 1e-400, 0xAp-2000 or
 	// -1e-700, which ParseFloat rounds to (minus) zero.
 	exact, exactOK := new(big.Float).SetString(num)
-	if err != nil || math.IsNaN(v) || v < 0 || exactOK && exact.Sign() < 0 || u == "" {
+	if err == nil && (v < 0 || exactOK && exact.Sign() < 0) {
+		return 0, fmt.Errorf("memory size %q is negative: use a positive number of bytes, or one with K, M, G or T (e.g. 6G, 500M)", s)
+	}
+	if err != nil || math.IsNaN(v) || u == "" {
 		return 0, fmt.Errorf("memory size %q: use bytes or a number with K, M, G or T (e.g. 6G, 500M)", s)
 	}
 	b := v * mult

@@ -171,6 +171,10 @@ func TestModelMisuse(t *testing.T) {
 	}
 	_, err = m.TransformSampleOnto(ctx, Q, Y, 1, 0, 1)
 	wantInputError(t, "NaN training embedding", err, "non-finite")
+	// A Ytrain of the wrong shape: the message names the argument and what to pass (a user
+	// trial: "the training embedding is 5x2" named neither).
+	_, err = m.TransformSampleOnto(ctx, Q, mat.NewDense(5, m.Dim, nil), 1, 0, 1)
+	wantInputError(t, "Ytrain of the wrong shape", err, "Ytrain, the training embedding, is 5x2, want N x Dim = 300x2: pass the model's Embedding or a Generate result")
 }
 
 // TestNilModelAndContext: a nil *Model and a nil context give an *InputError from every
@@ -284,6 +288,15 @@ func TestEditedModelValues(t *testing.T) {
 	sv.Neighbors = nb
 	_, err = Restore(ctx, sv, 1, SolverAuto)
 	wantInputError(t, "Restore of a disconnected graph", err, "2 connected components")
+
+	// A Saved whose K, Dim or Reg was lost (zero) is incomplete, not a request for the
+	// defaults (a user trial: Reg 0 was restored as 1e-3 and K 0 as 10).
+	for _, edit := range []func(*Saved){func(s *Saved) { s.K = 0 }, func(s *Saved) { s.Dim = 0 }, func(s *Saved) { s.Reg = 0 }} {
+		sv = lm.Saved()
+		edit(&sv)
+		_, err = Restore(ctx, sv, 1, SolverAuto)
+		wantInputError(t, "Restore with a zero K, Dim or Reg", err, "incomplete model")
+	}
 }
 
 // TestHugeCovarianceScale: scales so large that the draws, the assembly or the eigensolve

@@ -47,6 +47,9 @@ type Model struct {
 // Report describes a fit or a generation: what was computed, how long it took and what
 // needed special handling.
 type Report struct {
+	// Method and Backend name the method ("em", ...) and the BLAS/LAPACK backend ("openblas"
+	// or "gonum"); N, D, K and Dim are the data's shape and the settings; Workers is the
+	// number of worker goroutines used (Settings.Workers resolved).
 	Method  string `json:"method"`
 	Backend string `json:"backend"`
 	N       int    `json:"n"`
@@ -125,6 +128,7 @@ type SigmaStats struct {
 
 // EigenReport describes the eigensolve of the linear embedding.
 type EigenReport struct {
+	// Solver is the solver that produced the vectors: "sparse", "dense" or "dense-full".
 	Solver string `json:"solver"`
 	// Factorization is what the sparse solver factored: "lu" (B = I - W, for weights that sum
 	// to one: LLE, EM, Direct) or "cholesky" (M - sigma I: the paper modes, or the fallback).
@@ -134,24 +138,34 @@ type EigenReport struct {
 	LUFallback string `json:"lu_fallback,omitempty"`
 	// DenseFallback says why the sparse solver was abandoned for the dense one (n <= 3000;
 	// empty when it was not).
-	DenseFallback string    `json:"dense_fallback,omitempty"`
-	Values        []float64 `json:"values"`
+	DenseFallback string `json:"dense_fallback,omitempty"`
+	// Values are the eigenvalues of M belonging to the embedding's columns, ascending.
+	Values []float64 `json:"values"`
 	// Iterations counts the thick restarts of Lanczos over all shifts ("sparse"), or the
 	// block inverse iterations ("dense"; "dense-full" keeps the count it gave up at).
 	Iterations int `json:"iterations"`
-	OpApplies  int `json:"op_applies"`
+	// OpApplies counts the applications of the operator: solves with the factorization
+	// ("sparse") or block products ("dense").
+	OpApplies int `json:"op_applies"`
 	// Factorizations counts the numeric factorizations (one per shift tried).
 	Factorizations int `json:"factorizations"`
 	// Shifts lists every shift factored, in order (failed attempts included).
 	Shifts []float64 `json:"shifts,omitempty"`
-	Shift  float64   `json:"shift"`
-	NNZM   int64     `json:"nnz_m,omitempty"`
+	// Shift is the shift the vectors were computed at (the last one factored).
+	Shift float64 `json:"shift"`
+	// NNZM is the number of stored entries of M ("cholesky").
+	NNZM int64 `json:"nnz_m,omitempty"`
 	// NNZB is the number of stored entries of B + B^T's pattern ("lu").
 	NNZB int64 `json:"nnz_b,omitempty"`
 	// NNZL counts the stored entries of the factor: L, or L and U together for "lu".
-	NNZL        int64   `json:"nnz_l,omitempty"`
-	Flops       float64 `json:"flops,omitempty"`
-	Deflated    bool    `json:"deflated"`
+	NNZL int64 `json:"nnz_l,omitempty"`
+	// Flops is the numeric factorization's floating-point operation count (sparse solver).
+	Flops float64 `json:"flops,omitempty"`
+	// Deflated reports whether the constant vector, M's exact null vector when the weights sum
+	// to one, was deflated explicitly instead of being computed as an eigenvector.
+	Deflated bool `json:"deflated"`
+	// MaxResidual is the largest ||M u - lambda u|| / ||M||_inf over the returned pairs (unit
+	// u): relative to M's infinity norm, not absolute.
 	MaxResidual float64 `json:"max_residual"`
 }
 

@@ -500,6 +500,21 @@ func TestMemoryLimit(t *testing.T) {
 			t.Errorf("ParseBytes(%q) accepted", s)
 		}
 	}
+	// A negative size says so (a user trial: the message listed the units only).
+	for _, s := range []string{"-5M", "-1e-700", "-3"} {
+		if _, err := ParseBytes(s); err == nil || !strings.Contains(err.Error(), "is negative: use a positive number") {
+			t.Errorf("ParseBytes(%q): %v, want the negative-size message", s, err)
+		}
+	}
+	// Invalid arguments give the zero estimate, not a number (an unknown method was estimated).
+	for _, m := range []Method{Method(99), Method(-1)} {
+		if e := EstimateMemory(1000, 3, 10, 2, m); e.Peak != 0 {
+			t.Errorf("EstimateMemory with method %d: peak %d, want 0", int(m), e.Peak)
+		}
+	}
+	if GammaScratch(-1) != 0 || GammaScratch(0) != 0 || GammaScratch(3) != 18 {
+		t.Errorf("GammaScratch(-1, 0, 3) = %d, %d, %d; want 0, 0, 18", GammaScratch(-1), GammaScratch(0), GammaScratch(3))
+	}
 	if PhysicalMemory() <= 0 {
 		t.Log("no /proc/meminfo: the default limit is off")
 	}

@@ -384,8 +384,8 @@ func (m *Model) Gamma(i int, dst []float64) bool {
 	return m.GammaTo(dst, make([]float64, GammaScratch(m.K)), i)
 }
 
-// GammaScratch is the length of the scratch GammaTo needs for k neighbours.
-func GammaScratch(k int) int { return 2 * k * k }
+// GammaScratch is the length of the scratch GammaTo needs for k neighbours (0 for k < 1).
+func GammaScratch(k int) int { return 2 * max(k, 0) * max(k, 0) }
 
 // GammaTo is Gamma with caller-owned scratch of at least GammaScratch(K) values (it allocates
 // nothing). It returns false, leaving dst alone, where Gamma does and for a shorter scratch.

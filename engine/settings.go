@@ -146,9 +146,10 @@ type Settings struct {
 	// Solver is the eigensolver. Default SolverAuto: the sparse solver, and the dense one
 	// for n <= 64, where Lanczos has too little room.
 	Solver Solver
-	// Workers is the number of worker goroutines. Default runtime.GOMAXPROCS(0); values above
-	// parallel.MaxWorkers (1024) mean 1024. Results are bit-identical for every value. With two or more, Fit runs the sparse
-	// solver's ordering and symbolic analysis on one of them beside the weight stages.
+	// Workers is the number of worker goroutines. Default (0 or negative) runtime.GOMAXPROCS(0);
+	// values above parallel.MaxWorkers (1024) mean 1024. Results are bit-identical for every
+	// value. With two or more, Fit runs the sparse solver's ordering and symbolic analysis on
+	// one of them beside the weight stages.
 	Workers int
 	// Seed is not read by the engine: the fit is deterministic and draws nothing (EMPaper
 	// skips the weights Alg. 1 samples in every iteration, which influence no parameter), and

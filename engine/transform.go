@@ -262,6 +262,12 @@ func Restore(ctx context.Context, sv Saved, workers int, solver Solver) (*Model,
 		// A JSON round trip of Saved does this: encoding/json writes a mat.Dense as {}.
 		return nil, inputErr("incomplete model: X or Embedding is an empty matrix (encoding/json keeps no mat.Dense data: persist Saved with encoding/gob)")
 	}
+	if sv.K == 0 || sv.Dim == 0 || sv.Reg == 0 {
+		// Settings' zero values mean defaults, but a Saved's are the fit's values: a zero one
+		// was lost, and the default would silently replace it (a user trial: Reg 0 restored as
+		// 1e-3, changing Transform's weights).
+		return nil, inputErr("incomplete model: K = %d, Dim = %d, Reg = %g: a saved model carries the fit's values, none of them 0: take them from Model.Saved or the model's settings", sv.K, sv.Dim, sv.Reg)
+	}
 	sv.Neighbors, sv.Weights, sv.Sigma = slices.Clone(sv.Neighbors), slices.Clone(sv.Weights), slices.Clone(sv.Sigma)
 	sv.Eigenvalues = slices.Clone(sv.Eigenvalues)
 	n, d := sv.X.Dims()

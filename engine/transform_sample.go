@@ -85,7 +85,7 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	ytr := m.Embedding
 	if Ytrain != nil {
 		if r, c := Ytrain.Dims(); r != m.N || c != m.Dim {
-			return inputErr("the training embedding is %dx%d, want N x Dim = %dx%d", r, c, m.N, m.Dim)
+			return inputErr("Ytrain, the training embedding, is %dx%d, want N x Dim = %dx%d: pass the model's Embedding or a Generate result of this model (or nil for the base embedding)", r, c, m.N, m.Dim)
 		}
 		ytr = Ytrain
 	}
