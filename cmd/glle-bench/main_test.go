@@ -654,7 +654,11 @@ func TestBadModel(t *testing.T) {
 	os.WriteFile(filepath.Join(d, "model.json"), []byte("{not json"), 0o644)
 	d = copyModel("corruptnpy")
 	os.WriteFile(filepath.Join(d, "embedding.npy"), []byte("\x93NUMPY junk"), 0o644)
+	// Models saved before session 35 carry no checksums: the content checks below still
+	// apply to them (a model with checksums fails its neighbours' checksum first).
+	noSums := func(d string) { editMeta(d, func(m map[string]any) { delete(m, "checksums") }) }
 	d = copyModel("badneighbor")
+	noSums(d)
 	nb := make([]int64, 300*10)
 	for i := range nb {
 		nb[i] = 999
@@ -669,6 +673,26 @@ func TestBadModel(t *testing.T) {
 	d = copyModel("metadir")
 	os.Remove(filepath.Join(d, "model.json"))
 	os.Mkdir(filepath.Join(d, "model.json"), 0o755)
+	// Damage no content check can see (a user trial: both generated with exit 0): a changed
+	// embedding value, a sigma.npy left unread after model.json's method was edited, and a
+	// checksum entry removed.
+	for _, c := range []struct {
+		name, file string
+		pos        int64
+	}{{"flipped", "embedding.npy", -5}, {"flippedsigma", "sigma.npy", -1}} {
+		d = copyModel(c.name)
+		b := mustRead(t, d, c.file)
+		b[int64(len(b))+c.pos] ^= 0x10
+		if err := os.WriteFile(filepath.Join(d, c.file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d = copyModel("emtodirect")
+	editMeta(d, func(m map[string]any) { m["method"] = "direct" })
+	d = copyModel("nosum")
+	editMeta(d, func(m map[string]any) { delete(m["checksums"].(map[string]any), "weights.npy") })
+	d = copyModel("oldmodel") // no checksums at all: read as before session 35
+	noSums(d)
 
 	gen := func(m string) []string { return []string{"generate", "-model", m, "-generations", "1", "-out", "g"} }
 	for _, c := range []badCase{
@@ -685,6 +709,10 @@ func TestBadModel(t *testing.T) {
 		{"lle model", gen("lle"), "lle has no stochastic weights"},
 		{"reg 0", gen("reg0"), "want reg > 0"},
 		{"model.json a folder", gen("metadir"), "model.json is a folder"},
+		{"flipped embedding byte", gen("flipped"), "embedding.npy does not match its checksum in model.json: the file was damaged or edited"},
+		{"flipped sigma byte", gen("flippedsigma"), "sigma.npy does not match its checksum"},
+		{"method edited", gen("emtodirect"), "model.json lists the files [neighbors.npy weights.npy embedding.npy X.npy sigma.npy], but a direct model has [neighbors.npy weights.npy embedding.npy X.npy]: it was edited"},
+		{"checksum removed", gen("nosum"), "weights.npy does not match its checksum"},
 		{"output under a file", []string{"generate", "-model", "good", "-generations", "1", "-out", "good/model.json/g"}, "is a file, not a folder"},
 	} {
 		checkBad(t, dir, c)
@@ -694,6 +722,7 @@ func TestBadModel(t *testing.T) {
 		t.Errorf("corrupt npy names the file %d times: %q", strings.Count(r.stderr, "embedding.npy"), r.stderr)
 	}
 	mustRun(t, dir, "generate", "-model", "good", "-generations", "1", "-out", "g", "-q")
+	mustRun(t, dir, "generate", "-model", "oldmodel", "-generations", "1", "-out", "g_old", "-q")
 }
 
 // TestInterrupt sends SIGINT once the run has staged its base embedding: exit 130, no output

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +60,10 @@ type modelMeta struct {
 	Eigenvalues   []float64 `json:"eigenvalues"`
 	Shift         float64   `json:"eigen_shift"`
 	Files         []string  `json:"files"` // the files generate and transform read (validated)
+	// Checksums holds "sha256:HEX" of each file in Files, checked when the model is read, so
+	// a damaged or edited file is refused instead of generating from it. Models saved before
+	// session 35 have none and are read unchecked.
+	Checksums map[string]string `json:"checksums,omitempty"`
 	// Informational lists the files written for inspection only, which generate and
 	// transform never read: gamma.npy (gammaFile).
 	Informational []string `json:"informational_files,omitempty"`
@@ -151,11 +157,23 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	sv := m.Saved()
 	n, d := sv.X.Dims()
 	k, p := sv.K, sv.Dim
+	sums := map[string]string{}
 	write := func(name string, fn func(path string) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		return out.write("model", modelFile(dir, name), fn)
+	}
+	// writeSummed writes a file generate and transform read, and records its checksum.
+	writeSummed := func(name string, fn func(path string) error) error {
+		return write(name, func(p string) error {
+			if err := fn(p); err != nil {
+				return err
+			}
+			sum, err := fileSum(p)
+			sums[name] = sum
+			return err
+		})
 	}
 	// An older model.json in dir describes the files this run replaces: it goes first at
 	// commit, so that a commit cut short never looks like a complete model.
@@ -166,15 +184,15 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	for i, v := range sv.Neighbors {
 		nb[i] = int64(v)
 	}
-	if err := write(neighborsFile, func(p string) error { return dataio.WriteNPYInt64File(p, []int{n, k}, nb) }); err != nil {
+	if err := writeSummed(neighborsFile, func(p string) error { return dataio.WriteNPYInt64File(p, []int{n, k}, nb) }); err != nil {
 		return err
 	}
-	if err := write(weightsFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k}, sv.Weights) }); err != nil {
+	if err := writeSummed(weightsFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k}, sv.Weights) }); err != nil {
 		return err
 	}
 	if sv.Sigma != nil {
 		files = append(files, sigmaFile)
-		if err := write(sigmaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n}, sv.Sigma) }); err != nil {
+		if err := writeSummed(sigmaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n}, sv.Sigma) }); err != nil {
 			return err
 		}
 	}
@@ -194,17 +212,17 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 			}
 		}
 	}
-	if err := write(embeddingFile, func(p string) error { return dataio.WriteMatrix(p, sv.Embedding) }); err != nil {
+	if err := writeSummed(embeddingFile, func(p string) error { return dataio.WriteMatrix(p, sv.Embedding) }); err != nil {
 		return err
 	}
-	if err := write(dataFile, func(p string) error { return dataio.WriteMatrix(p, sv.X) }); err != nil {
+	if err := writeSummed(dataFile, func(p string) error { return dataio.WriteMatrix(p, sv.X) }); err != nil {
 		return err
 	}
 	meta := modelMeta{
 		FormatVersion: modelFormatVersion, Method: sv.Method.String(), K: k, Dim: p, Reg: sv.Reg,
 		RegMode: regModeName(sv.RegMode), Scaling: scalingName(sv.Scaling), DirectRidge: sv.DirectRidge,
 		Solver: solverName(s.Solver), Seed: seed, EMIterations: m.Report.EMIterations, N: n, D: d,
-		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files, Informational: informational, EmbedGenerations: gens,
+		Eigenvalues: sv.Eigenvalues, Shift: sv.Shift, Files: files, Checksums: sums, Informational: informational, EmbedGenerations: gens,
 	}
 	for i, v := range meta.Eigenvalues {
 		if !finite(v) {
@@ -319,6 +337,15 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	}
 	sv.Shift = meta.Shift
 
+	// The files the method reads are exactly those model.json lists (an edited method left
+	// sigma.npy unread, a user trial).
+	want := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
+	if sv.Method == engine.EM || sv.Method == engine.EMPaper {
+		want = append(want, sigmaFile)
+	}
+	if !sameSet(want, meta.Files) {
+		return sv, meta, modelErr(dir, resave, "%s lists the files %v, but a %s model has %v: it was edited after the model was saved", metaFile, meta.Files, sv.Method, want)
+	}
 	read := func(name string, shape []int, wantInt bool) (*dataio.Array, error) {
 		path := modelFile(dir, name)
 		a, err := dataio.ReadNPYFile(path)
@@ -344,6 +371,13 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 				if !finite(v) {
 					return nil, modelErr(dir, resave, "%s holds a non-finite value", name)
 				}
+			}
+		}
+		// Last, so that the checks above name what they find; this one catches the damage
+		// and edits they cannot see (models saved before session 35 have no checksums).
+		if meta.Checksums != nil {
+			if got, err := fileSum(path); err != nil || got != meta.Checksums[name] {
+				return nil, modelErr(dir, resave, "%s does not match its checksum in %s: the file was damaged or edited after the model was saved", name, metaFile)
 			}
 		}
 		return a, nil
@@ -378,6 +412,25 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	}
 	sv.X = mat.NewDense(n, d, a.Float)
 	return sv, meta, nil
+}
+
+// fileSum returns "sha256:HEX" of the file at path.
+func fileSum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }
 
 func equalShape(a, b []int) bool {
