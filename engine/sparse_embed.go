@@ -450,6 +450,10 @@ func (s *sparseEmbed) maps(lu bool) (toInternal func(dst [][]float64, x []float6
 func (s *sparseEmbed) assemble(ctx context.Context, w []float64, lu bool, prog func(Progress), rep *Report) error {
 	m := s.m
 	t0 := time.Now()
+	// A pattern built earlier (by start, beside the fit) is part of this stage; one built
+	// below is inside time.Since(t0) already (it was counted twice, so the first generation
+	// of a restored model reported more stage time than its wall time).
+	earlier := s.patTime
 	prog(Progress{Stage: "assemble"})
 	if lu {
 		if s.bp == nil {
@@ -476,7 +480,7 @@ func (s *sparseEmbed) assemble(ctx context.Context, w []float64, lu bool, prog f
 			}
 		}
 	}
-	rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + s.patTime).Seconds()})
+	rep.Stages = append(rep.Stages, StageTime{Name: "assemble", Seconds: (time.Since(t0) + earlier).Seconds()})
 	s.patTime = 0
 	prog(Progress{Stage: "assemble", Final: true})
 	return nil

@@ -47,6 +47,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		color []float64
 		input string
 	)
+	tIn := time.Now()
 	if c.dataset != "" {
 		// Settings and memory limit first: the dataset must not exhaust memory before the
 		// fit's own check runs.
@@ -62,6 +63,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	inStage := engine.StageTime{Name: "input", Seconds: time.Since(tIn).Seconds()}
 	n, d := X.Dims()
 	s := c.settings
 	switch {
@@ -118,7 +120,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 
 	sum := summary{Command: "embed", Method: s.Method.String(), Input: input, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(s.Solver),
-		Settings: settingsMap(m, s, c.seed), Fit: &m.Report, Stages: append([]engine.StageTime(nil), m.Report.Stages...)}
+		Settings: settingsMap(m, s, c.seed), Fit: &m.Report, Stages: append([]engine.StageTime{inStage}, m.Report.Stages...)}
 	var gs *genSettings // what the generation files hold besides the seed (nil: none are drawn)
 	if c.generations > 0 {
 		gs = c.analysis.genSettings(c.generations, c.covScale)
@@ -210,6 +212,9 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 func finish(ctx context.Context, e env, prog *progress, sum *summary, start time.Time, jsonPath string, quiet bool, out *outputs) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if out.writing > 0 {
+		sum.Stages = append(sum.Stages, engine.StageTime{Name: "write", Seconds: out.writing.Seconds()})
 	}
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.PeakRSSBytes = peakRSS()
@@ -309,7 +314,9 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 		return err
 	}
 	out.input(modelFiles(c.model)...)
+	tIn := time.Now()
 	sv, meta, err := loadModel(c.model)
+	inStage := engine.StageTime{Name: "input", Seconds: time.Since(tIn).Seconds()}
 	if err != nil {
 		return err
 	}
@@ -338,7 +345,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	sum := summary{Command: "generate", Method: m.Method.String(), Input: c.model, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
 		Settings: map[string]any{"seed": c.seed, "solver": solverName(sol), "workers": c.workers},
-		Stages:   []engine.StageTime{restore}}
+		Stages:   []engine.StageTime{inStage, restore}}
 	gs.addTo(sum.Settings)
 	if sum.Backend == "" {
 		sum.Backend = "default"

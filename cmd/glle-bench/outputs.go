@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"glle/bench/dataio"
 	"glle/engine"
@@ -41,6 +42,9 @@ type outputs struct {
 	retire  []string        // files removed at commit (a model folder's old model.json)
 	dirs    []string        // folders this run created, removed on failure when empty
 	after   []func()        // run after a successful commit (the summary that lists the files)
+	// writing is the wall time spent in write (staging the outputs), the summary's "write"
+	// stage.
+	writing time.Duration
 }
 
 // staged is one output waiting for the commit.
@@ -163,6 +167,8 @@ func (o *outputs) input(paths ...string) {
 // it). write refuses a path that is an input of the run or an earlier output, however the two
 // are spelled.
 func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
+	t0 := time.Now()
+	defer func() { o.writing += time.Since(t0) }()
 	for _, in := range o.inputs {
 		if samePath(path, in) {
 			return badInput("choose another output name", "-%s %q would overwrite the input %q", flag, clip(path), clip(in))

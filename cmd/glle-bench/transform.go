@@ -122,6 +122,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	}
 	out.input(c.in)
 	out.input(modelFiles(c.model)...)
+	tIn := time.Now()
 	sv, meta, err := loadModelFor(c.model, false)
 	if err != nil {
 		return err
@@ -136,6 +137,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	inStage := engine.StageTime{Name: "input", Seconds: time.Since(tIn).Seconds()}
 	q, d := Xnew.Dims()
 	if d != meta.D {
 		return badInput("pass points with the training data's columns", "-in %q has %d columns but model %q was fitted on d = %d", clip(c.in), d, clip(c.model), meta.D)
@@ -156,7 +158,7 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, ModelN: m.N, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
 		Settings: map[string]any{"solver": solverName(sol), "workers": c.workers},
-		Stages:   []engine.StageTime{restore}}
+		Stages:   []engine.StageTime{inStage, restore}}
 	var gs *genSettings
 	if c.generations > 0 {
 		gs = c.analysis.genSettings(c.generations, c.covScale)
