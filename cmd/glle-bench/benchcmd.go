@@ -23,6 +23,7 @@ import (
 
 	"glle/bench"
 	"glle/bench/dataio"
+	"glle/cgo"
 	"glle/engine"
 	"glle/parallel"
 )
@@ -202,17 +203,19 @@ type peerRun struct {
 
 // benchReport is what -json writes.
 type benchReport struct {
-	Command   string     `json:"command"`
-	Dataset   string     `json:"dataset"`
-	Seed      uint64     `json:"seed"`
-	GoVersion string     `json:"go_version"`
-	CPUs      int        `json:"cpus"`
-	LoadStart string     `json:"loadavg_start"`
-	LoadEnd   string     `json:"loadavg_end"`
-	Started   time.Time  `json:"started"`
-	Runs      []benchRun `json:"runs"`
-	Peers     []peerRun  `json:"peers,omitempty"`
-	PeersNote string     `json:"peers_note,omitempty"`
+	Command   string `json:"command"`
+	Dataset   string `json:"dataset"`
+	Seed      uint64 `json:"seed"`
+	GoVersion string `json:"go_version"`
+	// BackendConfig is cgo.Config() of this binary (the runs' backend).
+	BackendConfig string     `json:"backend_config"`
+	CPUs          int        `json:"cpus"`
+	LoadStart     string     `json:"loadavg_start"`
+	LoadEnd       string     `json:"loadavg_end"`
+	Started       time.Time  `json:"started"`
+	Runs          []benchRun `json:"runs"`
+	Peers         []peerRun  `json:"peers,omitempty"`
+	PeersNote     string     `json:"peers_note,omitempty"`
 }
 
 // runBenchCommand is the entry point of 'glle-bench bench' (dispatched from run).
@@ -334,10 +337,10 @@ func runBench(ctx context.Context, e env, c benchConfig) (retErr error) {
 			return badInput("install scikit-learn for that interpreter, or drop -python to try "+strings.Join(peerPythons, ", "), "-python %q cannot run scikit-learn (%s)", clip(c.python), why)
 		}
 	}
-	rep := benchReport{Command: "bench", Dataset: c.dataset, Seed: c.seed, GoVersion: runtime.Version(),
+	rep := benchReport{Command: "bench", Dataset: c.dataset, Seed: c.seed, GoVersion: runtime.Version(), BackendConfig: cgo.Config(),
 		CPUs: runtime.NumCPU(), LoadStart: loadAvg(), Started: time.Now().UTC()}
-	fmt.Fprintf(e.stdout, "glle-bench bench: dataset %s, seed %d, %d CPUs, %s, load average at start %s\n\n",
-		c.dataset, c.seed, rep.CPUs, rep.GoVersion, rep.LoadStart)
+	fmt.Fprintf(e.stdout, "glle-bench bench: dataset %s, seed %d, %d CPUs, %s, load average at start %s\nbackend: %s\n\n",
+		c.dataset, c.seed, rep.CPUs, rep.GoVersion, rep.LoadStart, rep.BackendConfig)
 	out := e.stdout.(*stdoutWriter)
 	if out.err != nil && c.jsonPath == "" && c.keep == "" {
 		// Nothing would keep the sweep's results (bench | true).

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"glle/bench/dataio"
+	"glle/cgo"
 	"glle/engine"
 )
 
@@ -215,6 +216,9 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	}
 	if out.writing > 0 {
 		sum.Stages = append(sum.Stages, engine.StageTime{Name: "write", Seconds: out.writing.Seconds()})
+	}
+	if sum.Backend != "" {
+		sum.BackendConfig = cgo.Config()
 	}
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.PeakRSSBytes = peakRSS()

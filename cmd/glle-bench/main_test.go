@@ -23,6 +23,7 @@ import (
 
 	"glle/bench"
 	"glle/bench/dataio"
+	"glle/cgo"
 )
 
 // bin is the glle-bench binary built once by TestMain.
@@ -822,6 +823,16 @@ func TestSummaryFields(t *testing.T) {
 	}
 	if mem, _ := fit["memory"].(map[string]any); mem == nil || mem["n"] != 400.0 || mem["N"] != nil {
 		t.Errorf("fit.memory keys: %v", mem)
+	}
+	// The backend's configuration (OpenBLAS's kernel set, which the engine may choose
+	// itself) is in the JSON and the text summary (a build trial: only "openblas" was).
+	for _, j := range []map[string]any{tj, ej} {
+		if bc, _ := j["backend_config"].(string); bc != cgo.Config() {
+			t.Errorf("backend_config %q, want cgo.Config() %q", bc, cgo.Config())
+		}
+	}
+	if !strings.Contains(r.stderr, "  backend: "+cgo.Config()+"\n") {
+		t.Errorf("transform summary without the backend line: %q", r.stderr)
 	}
 	// 12-D data with k = 10: every em fibre is empty and falls back; the summary says what
 	// the count means.

@@ -289,27 +289,30 @@ type genReport struct {
 
 // summary is what a run prints on stderr at the end and writes with -json.
 type summary struct {
-	Command      string             `json:"command"`
-	Method       string             `json:"method,omitempty"`
-	Input        string             `json:"input,omitempty"`
-	N            int                `json:"n"`
-	ModelN       int                `json:"model_n,omitempty"` // transform: the model's training points (N is the new points)
-	D            int                `json:"d"`
-	K            int                `json:"k,omitempty"`
-	P            int                `json:"p,omitempty"`
-	Backend      string             `json:"backend,omitempty"`
-	Workers      int                `json:"workers,omitempty"`
-	Solver       string             `json:"solver,omitempty"`
-	Settings     map[string]any     `json:"settings,omitempty"`
-	Stages       []engine.StageTime `json:"stages"` // fit stages, then the generations' stages summed
-	Fit          *engine.Report     `json:"fit,omitempty"`
-	SigmaNote    string             `json:"sigma_non_positive_sampling,omitempty"`
-	Generations  []genReport        `json:"generations,omitempty"`
-	Metrics      *metricsReport     `json:"metrics,omitempty"`     // -metrics (analysis.go)
-	Uncertainty  *uncertaintyReport `json:"uncertainty,omitempty"` // -uncertainty (analysis.go)
-	WallSeconds  float64            `json:"wall_seconds"`
-	PeakRSSBytes int64              `json:"peak_rss_bytes,omitempty"`
-	Outputs      []string           `json:"outputs"`
+	Command string `json:"command"`
+	Method  string `json:"method,omitempty"`
+	Input   string `json:"input,omitempty"`
+	N       int    `json:"n"`
+	ModelN  int    `json:"model_n,omitempty"` // transform: the model's training points (N is the new points)
+	D       int    `json:"d"`
+	K       int    `json:"k,omitempty"`
+	P       int    `json:"p,omitempty"`
+	Backend string `json:"backend,omitempty"`
+	// BackendConfig is cgo.Config(): OpenBLAS's build and the kernel set it runs (the
+	// engine may replace OpenBLAS's own CPU choice), or the pure-Go build.
+	BackendConfig string             `json:"backend_config,omitempty"`
+	Workers       int                `json:"workers,omitempty"`
+	Solver        string             `json:"solver,omitempty"`
+	Settings      map[string]any     `json:"settings,omitempty"`
+	Stages        []engine.StageTime `json:"stages"` // fit stages, then the generations' stages summed
+	Fit           *engine.Report     `json:"fit,omitempty"`
+	SigmaNote     string             `json:"sigma_non_positive_sampling,omitempty"`
+	Generations   []genReport        `json:"generations,omitempty"`
+	Metrics       *metricsReport     `json:"metrics,omitempty"`     // -metrics (analysis.go)
+	Uncertainty   *uncertaintyReport `json:"uncertainty,omitempty"` // -uncertainty (analysis.go)
+	WallSeconds   float64            `json:"wall_seconds"`
+	PeakRSSBytes  int64              `json:"peak_rss_bytes,omitempty"`
+	Outputs       []string           `json:"outputs"`
 	// Stale lists files beside the outputs with this run's names (STEM_gen003.npy, ...) that
 	// an earlier run wrote and this one did not replace.
 	Stale []string `json:"stale_outputs,omitempty"`
@@ -405,6 +408,9 @@ func (s *summary) write(w io.Writer) {
 		fmt.Fprintf(&b, ", peak RSS %.1f MiB", float64(s.PeakRSSBytes)/(1<<20))
 	}
 	b.WriteString("\n")
+	if s.BackendConfig != "" {
+		fmt.Fprintf(&b, "  backend: %s\n", s.BackendConfig)
+	}
 	if len(s.Stages) > 0 {
 		b.WriteString("  stages:")
 		for i, st := range s.Stages {
