@@ -159,16 +159,25 @@ func neighbourPrint(nbr []int32) uint64 {
 // every entry (about 0.5 ns each), so the generations and SampleWeights call it, not usable.
 func (m *Model) paramsIntact() error {
 	if floatPrint(m.Weights) != m.st.made.wPrint {
-		return inputErr("the model's Weights were edited after the fit (the samplers draw around them, and their rows must sum to one): refit, or restore it from Saved, which checks them")
+		return editedErr("Weights", m.Weights, "the model's Weights were edited after the fit (the samplers draw around them, and their rows must sum to one)")
 	}
 	return m.sigmaIntact()
+}
+
+// editedErr is the error for the edited values v of the model's field name: it names the first
+// non-finite entry when there is one, else says what (the field and why it matters).
+func editedErr(name string, v []float64, what string) error {
+	if j, bad := firstNonFiniteIn(v); bad {
+		return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore it from Saved", name, j, v[j])
+	}
+	return inputErr("%s: refit, or restore it from Saved, which checks them", what)
 }
 
 // sigmaIntact is paramsIntact's check of m.Sigma alone (N entries), for TransformSample, whose
 // em-paper draws read the neighbours' sigma_i.
 func (m *Model) sigmaIntact() error {
 	if floatPrint(m.Sigma) != m.st.made.sigmaPrint {
-		return inputErr("the model's Sigma was edited after the fit (the samplers' variances): refit, or restore it from Saved, which checks them")
+		return editedErr("Sigma", m.Sigma, "the model's Sigma was edited after the fit (the samplers' variances)")
 	}
 	return nil
 }

@@ -118,17 +118,9 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 			st := kernels.NewStream(seed, generation, i)
 			m.drawPoint(ws, i, &st, a, dst[i*m.K:(i+1)*m.K])
 		}
-		// While the draws are in cache: sqrt(a sigma_i) or sqrt(a) times a draw can overflow.
+		// While the draws are in cache: sqrt(a sigma_i) or sqrt(a) times a draw can overflow
+		// (edited, non-finite Sigma or Weights were refused above, paramsIntact).
 		if _, bad := firstNonFiniteIn(dst[lo*m.K : hi*m.K]); bad {
-			// A model edited after the fit (a NaN sigma_i or weight) is not the scale's fault.
-			for _, part := range []struct {
-				name string
-				v    []float64
-			}{{"Sigma", m.Sigma}, {"Weights", m.Weights}} {
-				if j, bad := firstNonFiniteIn(part.v); bad {
-					return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore it from Saved", part.name, j, part.v[j])
-				}
-			}
 			return inputErr("generation %d: the weights drawn at covariance scale a = %g overflow float64: use a smaller covariance scale", generation, a)
 		}
 		return nil

@@ -447,7 +447,7 @@ func (a *genAnalysis) pendingPlot() *spreadPlot { return a.pending }
 func (u *spreadPlot) draw(ctx context.Context, sum *summary, prog *progress, o *outputs) error {
 	prog.update("plot", 0, 0, false)
 	t0 := time.Now()
-	err := o.write("plot", u.path, func(p string) error { return plotUncertainty(ctx, p, u.title, u.emb, u.spread) })
+	err := o.writeOwn("plot", u.path, func(p string) error { return plotUncertainty(ctx, p, u.title, u.emb, u.spread) })
 	sum.Stages = append(sum.Stages, engine.StageTime{Name: "plot uncertainty", Seconds: time.Since(t0).Seconds()})
 	prog.update("plot", 0, 0, true)
 	return err

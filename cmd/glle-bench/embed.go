@@ -193,7 +193,7 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 		}
 		prog.update("plot", 0, 0, false)
 		t0 := time.Now()
-		err := out.write("plot", c.plot, func(p string) error {
+		err := out.writeOwn("plot", c.plot, func(p string) error {
 			return plotEmbedding(ctx, p, input, method, base, gens, c.generations, c.covScale, color)
 		})
 		if note := plotNote(c.plot, c.generations); note != "" {

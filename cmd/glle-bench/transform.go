@@ -175,11 +175,12 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	// The write is the "write" stage's (it was counted in both).
+	sum.Stages = append(sum.Stages, engine.StageTime{Name: "transform", Seconds: time.Since(t0).Seconds()})
 	if err := out.write("out", c.out, func(p string) error { return dataio.WriteMatrix(p, Y) }); err != nil {
 		return err
 	}
 	prog.update("transform", 0, 0, true)
-	sum.Stages = append(sum.Stages, engine.StageTime{Name: "transform", Seconds: time.Since(t0).Seconds()})
 
 	var acc *spreadAcc
 	if c.analysis.uncertainty {
