@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"math"
 	"slices"
+	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -134,23 +134,29 @@ func (m *Model) neighborsIntact() error {
 	return inputErr("the model's Neighbors were edited after the fit (the eigensolver's matrix pattern was built from them): refit with the data, or restore it from Saved")
 }
 
-// neighbourPrint is a fingerprint of a neighbour list: four interleaved multiplicative
-// hashes. Each step and the final mixing are bijections of any one lane's state, so an edit of
-// a single entry always changes it; several edits collide with a chance of about 2^-64.
+// neighbourPrint is wordPrint of a neighbour list (its entries as 32-bit words).
 func neighbourPrint(nbr []int32) uint64 {
+	return wordPrint(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(nbr))), len(nbr)))
+}
+
+// wordPrint is a fingerprint of the words v: four interleaved multiplicative hashes. Each step
+// and the final mixing are bijections of any one lane's state, so an edit of a single entry
+// always changes it; several edits collide with a chance of about 2^-64. It reads about 2
+// entries per ns (neighborsIntact, paramsIntact).
+func wordPrint[W uint32 | uint64](v []W) uint64 {
 	const p = 0x9e3779b97f4a7c15
 	var h [4]uint64
 	i := 0
-	for ; i+4 <= len(nbr); i += 4 {
-		h[0] = (h[0] ^ uint64(uint32(nbr[i]))) * p
-		h[1] = (h[1] ^ uint64(uint32(nbr[i+1]))) * p
-		h[2] = (h[2] ^ uint64(uint32(nbr[i+2]))) * p
-		h[3] = (h[3] ^ uint64(uint32(nbr[i+3]))) * p
+	for ; i+4 <= len(v); i += 4 {
+		h[0] = (h[0] ^ uint64(v[i])) * p
+		h[1] = (h[1] ^ uint64(v[i+1])) * p
+		h[2] = (h[2] ^ uint64(v[i+2])) * p
+		h[3] = (h[3] ^ uint64(v[i+3])) * p
 	}
-	for ; i < len(nbr); i++ {
-		h[0] = (h[0] ^ uint64(uint32(nbr[i]))) * p
+	for ; i < len(v); i++ {
+		h[0] = (h[0] ^ uint64(v[i])) * p
 	}
-	return ((h[0]*p^h[1])*p^h[2])*p ^ h[3] ^ uint64(len(nbr))
+	return ((h[0]*p^h[1])*p^h[2])*p ^ h[3] ^ uint64(len(v))
 }
 
 // paramsIntact fails with an *InputError when m.Weights or m.Sigma differ from the values the
@@ -161,42 +167,24 @@ func (m *Model) paramsIntact() error {
 	if floatPrint(m.Weights) != m.st.made.wPrint {
 		return editedErr("Weights", m.Weights, "the model's Weights were edited after the fit (the samplers draw around them, and their rows must sum to one)")
 	}
-	return m.sigmaIntact()
-}
-
-// editedErr is the error for the edited values v of the model's field name: it names the first
-// non-finite entry when there is one, else says what (the field and why it matters).
-func editedErr(name string, v []float64, what string) error {
-	if j, bad := firstNonFiniteIn(v); bad {
-		return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore it from Saved", name, j, v[j])
-	}
-	return inputErr("%s: refit, or restore it from Saved, which checks them", what)
-}
-
-// sigmaIntact is paramsIntact's check of m.Sigma alone (N entries), for TransformSample, whose
-// em-paper draws read the neighbours' sigma_i.
-func (m *Model) sigmaIntact() error {
 	if floatPrint(m.Sigma) != m.st.made.sigmaPrint {
 		return editedErr("Sigma", m.Sigma, "the model's Sigma was edited after the fit (the samplers' variances)")
 	}
 	return nil
 }
 
-// floatPrint is neighbourPrint's fingerprint of the bit patterns of v.
+// editedErr is the error for the edited values v of the model's field name: it names the first
+// non-finite entry when there is one, else says what (the field and why it matters).
+func editedErr(name string, v []float64, what string) error {
+	if j, bad := firstNonFiniteIn(v); bad {
+		return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore from a Saved taken before the edit", name, j, v[j])
+	}
+	return inputErr("%s: refit, or restore from a Saved taken before the edit", what)
+}
+
+// floatPrint is wordPrint of the bit patterns of v.
 func floatPrint(v []float64) uint64 {
-	const p = 0x9e3779b97f4a7c15
-	var h [4]uint64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		h[0] = (h[0] ^ math.Float64bits(v[i])) * p
-		h[1] = (h[1] ^ math.Float64bits(v[i+1])) * p
-		h[2] = (h[2] ^ math.Float64bits(v[i+2])) * p
-		h[3] = (h[3] ^ math.Float64bits(v[i+3])) * p
-	}
-	for ; i < len(v); i++ {
-		h[0] = (h[0] ^ math.Float64bits(v[i])) * p
-	}
-	return ((h[0]*p^h[1])*p^h[2])*p ^ h[3] ^ uint64(len(v))
+	return wordPrint(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(v))), len(v)))
 }
 
 // badNeighbor scans a neighbour list (k per point) and returns the first invalid entry

@@ -150,7 +150,7 @@ func CheckFit(n, d int, s Settings) error {
 
 func (s Settings) validate(n, d int) error {
 	switch {
-	case s.Method < LLE || s.Method > DirectPaper:
+	case !s.Method.valid():
 		return inputErr("unknown method %d: use LLE, EM, Direct, EMPaper or DirectPaper", int(s.Method))
 	case s.K < 1:
 		return inputErr("k = %d: the number of neighbours must be at least 1", s.K)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -111,7 +112,7 @@ func EstimateMemory(n, d, k, p int, method Method) MemoryEstimate {
 // (the refinement from the symbolic analysis).
 func estimateMemory(n, d, k, p int, method Method, solver Solver, nnzM, nnzL int64) MemoryEstimate {
 	e := MemoryEstimate{N: n, D: d, K: k, Dim: p, Method: method.String()}
-	if n <= 0 || d <= 0 || k <= 0 || method < LLE || method > DirectPaper {
+	if n <= 0 || d <= 0 || k <= 0 || !method.valid() {
 		return e
 	}
 	if memoryOverflows(n, d, k, p, method, solver, nnzL) {
@@ -336,7 +337,7 @@ func ParseBytes(s string) (int64, error) {
 	// big.Float has no underflow: it tells the sign of sizes such as 1e-400, 0xAp-2000 or
 	// -1e-700, which ParseFloat rounds to (minus) zero.
 	exact, exactOK := new(big.Float).SetString(num)
-	if err == nil && (v < 0 || exactOK && exact.Sign() < 0) {
+	if (err == nil || errors.Is(err, strconv.ErrRange)) && (v < 0 || exactOK && exact.Sign() < 0) {
 		return 0, fmt.Errorf("memory size %q is negative: use a positive number of bytes, or one with K, M, G or T (e.g. 6G, 500M)", s)
 	}
 	if err != nil || math.IsNaN(v) || u == "" {

@@ -121,8 +121,9 @@ func TestModelMisuse(t *testing.T) {
 
 	// Edited weights and sigma values (a user trial: Generate drew around Weights[3] = 5, whose
 	// row no longer sums to one, and a negative sigma was reported as an overflow). Each edit
-	// is refused by the generations and SampleWeights, and em-paper's TransformSample, whose
-	// draws read the neighbours' sigma_i, refuses an edited Sigma.
+	// is refused by the generations and SampleWeights; em-paper's TransformSample, whose draws
+	// read the neighbours' sigma_i (O(q k) per call, so no fingerprint of all N), names a
+	// non-finite one instead of blaming the covariance scale.
 	paperM := mustFit(t, mat.DenseCopyOf(X.Slice(0, 50, 0, 3)), settingsFor(EMPaper))
 	for _, c := range []struct {
 		name string
@@ -142,15 +143,18 @@ func TestModelMisuse(t *testing.T) {
 		wantInputError(t, c.name+": Generate", err, c.want)
 		err = c.m.SampleWeights(ctx, make([]float64, c.m.N*c.m.K), 1, 0, 1)
 		wantInputError(t, c.name+": SampleWeights", err, c.want)
-		if c.m.Method == EMPaper {
-			_, err = c.m.TransformSample(ctx, Q, 1, 0, 1)
-			wantInputError(t, c.name+": TransformSample", err, c.want)
-		}
 		*c.v = old
 		if _, _, err = c.m.Generate(ctx, 1, 0, 1); err != nil {
 			t.Errorf("%s, then restored: %v", c.name, err)
 		}
 	}
+	saved := slices.Clone(paperM.Sigma)
+	for i := range paperM.Sigma {
+		paperM.Sigma[i] = math.NaN()
+	}
+	_, err = paperM.TransformSample(ctx, Q, 1, 0, 1)
+	wantInputError(t, "em-paper TransformSample after a NaN Sigma", err, "is NaN (edited after the fit), a neighbour's of new point 0: refit, or restore from a Saved taken before the edit")
+	copy(paperM.Sigma, saved)
 
 	for _, c := range []struct {
 		i, n int

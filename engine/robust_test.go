@@ -501,7 +501,7 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 	// A negative size says so (a user trial: the message listed the units only).
-	for _, s := range []string{"-5M", "-1e-700", "-3"} {
+	for _, s := range []string{"-5M", "-1e-700", "-3", "-1e400"} {
 		if _, err := ParseBytes(s); err == nil || !strings.Contains(err.Error(), "is negative: use a positive number") {
 			t.Errorf("ParseBytes(%q): %v, want the negative-size message", s, err)
 		}
@@ -1040,10 +1040,10 @@ func TestDirectPaperDataFirst(t *testing.T) {
 // em and em-paper reported their stage first after the first iteration, Done 1).
 func TestProgressStageStart(t *testing.T) {
 	X, _ := bench.SwissRoll(300, 1)
-	for _, m := range []Method{LLE, EM, Direct, EMPaper} {
+	for _, m := range []Method{LLE, EM, Direct, EMPaper, DirectPaper} {
 		var mu sync.Mutex
 		var events []Progress
-		s := Settings{Method: m, Progress: func(p Progress) {
+		s := Settings{Method: m, DirectRidge: map[bool]float64{true: 1e-6}[m == DirectPaper], Progress: func(p Progress) {
 			mu.Lock()
 			events = append(events, p)
 			mu.Unlock()
@@ -1059,7 +1059,7 @@ func TestProgressStageStart(t *testing.T) {
 			}
 			last[p.Stage] = p
 		}
-		if m.Generative() && m != Direct {
+		if m == EM || m == EMPaper {
 			if _, ok := first["em"]; !ok {
 				t.Errorf("%s: no em stage in %v", m, events)
 			}

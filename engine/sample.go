@@ -216,12 +216,6 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if err := m.usable(); err != nil {
 		return nil, err
 	}
-	if err := m.neighborsIntact(); err != nil {
-		return nil, err
-	}
-	if err := m.paramsIntact(); err != nil {
-		return nil, err
-	}
 	if dst == nil {
 		return nil, inputErr("GenerateTo: dst is nil: pass an empty *mat.Dense or an N x Dim one")
 	}
@@ -230,6 +224,13 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	}
 	if !m.Method.Generative() {
 		return nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
+	}
+	// The O(N K) checks after the argument checks.
+	if err := m.neighborsIntact(); err != nil {
+		return nil, err
+	}
+	if err := m.paramsIntact(); err != nil {
+		return nil, err
 	}
 	// The warm start and the rotation onto the base frame read every row (a NaN made every
 	// generation NaN without an error before session 33).

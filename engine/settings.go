@@ -60,6 +60,9 @@ func parseEnum(names []string, s, kind string) (int, error) {
 // Generative reports whether the method draws stochastic weights.
 func (m Method) Generative() bool { return m > LLE && m <= DirectPaper }
 
+// valid reports whether m is one of the methods.
+func (m Method) valid() bool { return m >= LLE && m <= DirectPaper }
+
 // RegMode says how Settings.Reg turns into the ridge R_i added to G_i.
 type RegMode int
 

@@ -71,11 +71,6 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 	if !m.Method.Generative() {
 		return inputErr("method %s has no stochastic weights to sample: use Transform, or fit em, direct, em-paper or direct-paper", m.Method)
 	}
-	if m.Method == EMPaper {
-		if err := m.sigmaIntact(); err != nil {
-			return err
-		}
-	}
 	if err := checkScale(a); err != nil {
 		return err
 	}
@@ -195,6 +190,15 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			Msg: fmt.Sprintf("direct-paper: X^T X + Y^T Y is singular for %d new points (e.g. row %d): refit with an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", nb, ex)}
 	}
 	if i, ok := firstNonFiniteIn(out); ok {
+		if m.Method == EMPaper {
+			// The draws read the neighbours' sigma_i: a non-finite one was edited in (the
+			// O(N) fingerprint of Sigma is left to Generate; a call here costs O(q k)).
+			for _, nb := range idx[i/p*k : (i/p+1)*k] {
+				if v := m.Sigma[nb]; math.IsNaN(v) || math.IsInf(v, 0) {
+					return inputErr("the model's Sigma[%d] is %v (edited after the fit), a neighbour's of new point %d: refit, or restore from a Saved taken before the edit", nb, v, i/p)
+				}
+			}
+		}
 		return inputErr("new point %d: its drawn weights overflow float64 at covariance scale a = %g: use a smaller covariance scale", i/p, a)
 	}
 	commitRows(dst, out, q, p)

@@ -524,11 +524,11 @@ func embedFile(dir string, n int, m engine.Method, tag string) string {
 	return filepath.Join(dir, fmt.Sprintf("Y_%s_%d%s.npy", m, n, tag))
 }
 
-// benchChild runs one fit (and its generations) in a child process and reads its report.
 // runChild runs one repetition of the sweep: benchChild, or a stand-in in tests (a child run
 // that fails on demand).
 var runChild = benchChild
 
+// benchChild runs one fit (and its generations) in a child process and reads its report.
 func benchChild(ctx context.Context, self, dir string, c benchConfig, n int, m engine.Method, tag string) benchRun {
 	r := benchRun{N: n, Method: m.String(), tag: tag}
 	gens := c.generations

@@ -100,9 +100,12 @@ func runEmbed(ctx context.Context, e env, c embedConfig) (err error) {
 	if c.plot != "" {
 		switch {
 		case c.color != "":
+			tc := time.Now()
 			if color, err = readColor(ctx, e.stderr, c.color, n); err != nil {
 				return err
 			}
+			inStage.Seconds += time.Since(tc).Seconds() // an input too
+
 		case color == nil:
 			color = column(X, 0)
 		}
@@ -217,9 +220,7 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	if out.writing > 0 {
 		sum.Stages = append(sum.Stages, engine.StageTime{Name: "write", Seconds: out.writing.Seconds()})
 	}
-	if sum.Backend != "" {
-		sum.BackendConfig = cgo.Config()
-	}
+	sum.BackendConfig = cgo.Config()
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.PeakRSSBytes = peakRSS()
 	sum.Outputs = append([]string(nil), out.files...)

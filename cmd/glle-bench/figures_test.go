@@ -147,10 +147,15 @@ func TestFiguresStagesPartition(t *testing.T) {
 func TestCommandStagesPartition(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "200", "-seed", "4", "-out", "new.csv")
+	mustRun(t, dir, "dataset", "-name", "swissroll", "-n", "3000", "-seed", "6", "-out", "new3k.npy")
 	for _, args := range [][]string{
 		{"embed", "-dataset", "swissroll", "-n", "3000", "-method", "em", "-generations", "3", "-out", "y.csv", "-model", "m", "-json", "e.json", "-q"},
 		{"generate", "-model", "m", "-generations", "3", "-out", "g", "-json", "g.json", "-q"},
 		{"transform", "-model", "m", "-in", "new.csv", "-generations", "2", "-out", "t.npy", "-json", "t.json", "-q"},
+		// Many new points: their draws and alignment are stages (a review found 30-53% of
+		// these runs in no stage).
+		{"transform", "-model", "m", "-in", "new3k.npy", "-generations", "10", "-align", "-out", "t3.npy", "-json", "t3.json", "-q"},
+		{"transform", "-model", "m", "-in", "new3k.npy", "-generations", "10", "-base-only", "-uncertainty", "-out", "t4.npy", "-json", "t4.json", "-q"},
 		// The plots are drawn and written in one step: their stages hold the write.
 		{"embed", "-dataset", "swissroll", "-n", "1500", "-method", "direct", "-generations", "3", "-uncertainty", "-plot", "p.png", "-out", "u.npy", "-json", "u.json", "-q"},
 	} {
@@ -171,8 +176,8 @@ func TestCommandStagesPartition(t *testing.T) {
 		}
 		// Every stage is a sub-interval of the run, so the sum cannot exceed its wall time
 		// (1 us of slack per stage for the float64 seconds); what no stage holds is
-		// bookkeeping between stages, measured at 1-2% (a quarter leaves room for load).
-		if sum > rep.Wall+1e-6*float64(len(rep.Stages)) || sum < 0.75*rep.Wall {
+		// bookkeeping between stages, measured at 1-3% (15% leaves room for load).
+		if sum > rep.Wall+1e-6*float64(len(rep.Stages)) || sum < 0.85*rep.Wall {
 			t.Errorf("%s: stages add up to %.4f s of the run's %.4f s: %v", args[0], sum, rep.Wall, rep.Stages)
 		}
 		if !names["input"] || !names["write"] {

@@ -178,7 +178,7 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	// An older model.json in dir describes the files this run replaces: it goes first at
 	// commit, so that a commit cut short never looks like a complete model.
 	out.retireAtCommit(modelFile(dir, metaFile))
-	files := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
+	files := modelReadFiles(sv.Method)
 	var informational []string // files for inspection only (gammaFile)
 	nb := make([]int64, len(sv.Neighbors))
 	for i, v := range sv.Neighbors {
@@ -191,7 +191,6 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		return err
 	}
 	if sv.Sigma != nil {
-		files = append(files, sigmaFile)
 		if err := writeSummed(sigmaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n}, sv.Sigma) }); err != nil {
 			return err
 		}
@@ -338,12 +337,10 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	sv.Shift = meta.Shift
 
 	// The files the method reads are exactly those model.json lists (an edited method left
-	// sigma.npy unread, a user trial).
-	want := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
-	if sv.Method == engine.EM || sv.Method == engine.EMPaper {
-		want = append(want, sigmaFile)
-	}
-	if !sameSet(want, meta.Files) {
+	// sigma.npy unread, a user trial). Direct models saved before session 34 list gamma.npy
+	// there too, which is informational (gammaFile).
+	want := modelReadFiles(sv.Method)
+	if listed := slices.DeleteFunc(slices.Clone(meta.Files), func(f string) bool { return f == gammaFile }); !sameSet(want, listed) {
 		return sv, meta, modelErr(dir, resave, "%s lists the files %v, but a %s model has %v: it was edited after the model was saved", metaFile, meta.Files, sv.Method, want)
 	}
 	read := func(name string, shape []int, wantInt bool) (*dataio.Array, error) {
@@ -373,14 +370,18 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 				}
 			}
 		}
-		// Last, so that the checks above name what they find; this one catches the damage
-		// and edits they cannot see (models saved before session 35 have no checksums).
-		if meta.Checksums != nil {
-			if got, err := fileSum(path); err != nil || got != meta.Checksums[name] {
-				return nil, modelErr(dir, resave, "%s does not match its checksum in %s: the file was damaged or edited after the model was saved", name, metaFile)
-			}
-		}
 		return a, nil
+	}
+	// verify runs after a file's content checks, so that they name what they find; it catches
+	// the damage and edits they cannot see (models saved before session 35 have no checksums).
+	verify := func(name string) error {
+		if meta.Checksums == nil {
+			return nil
+		}
+		if got, err := fileSum(modelFile(dir, name)); err != nil || got != meta.Checksums[name] {
+			return modelErr(dir, resave, "%s does not match its checksum in %s: the file was damaged or edited after the model was saved", name, metaFile)
+		}
+		return nil
 	}
 	a, err := read(neighborsFile, []int{n, k}, true)
 	if err != nil {
@@ -393,7 +394,13 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 		}
 		sv.Neighbors[i] = int32(v)
 	}
+	if err := verify(neighborsFile); err != nil {
+		return sv, meta, err
+	}
 	if a, err = read(weightsFile, []int{n, k}, false); err != nil {
+		return sv, meta, err
+	}
+	if err := verify(weightsFile); err != nil {
 		return sv, meta, err
 	}
 	sv.Weights = a.Float
@@ -401,17 +408,36 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 		if a, err = read(sigmaFile, []int{n}, false); err != nil {
 			return sv, meta, err
 		}
+		if err := verify(sigmaFile); err != nil {
+			return sv, meta, err
+		}
 		sv.Sigma = a.Float
 	}
 	if a, err = read(embeddingFile, []int{n, p}, false); err != nil {
+		return sv, meta, err
+	}
+	if err := verify(embeddingFile); err != nil {
 		return sv, meta, err
 	}
 	sv.Embedding = mat.NewDense(n, p, a.Float)
 	if a, err = read(dataFile, []int{n, d}, false); err != nil {
 		return sv, meta, err
 	}
+	if err := verify(dataFile); err != nil {
+		return sv, meta, err
+	}
 	sv.X = mat.NewDense(n, d, a.Float)
 	return sv, meta, nil
+}
+
+// modelReadFiles lists the files of a model folder that generate and transform read for a
+// model of method m (model.json's files).
+func modelReadFiles(m engine.Method) []string {
+	files := []string{neighborsFile, weightsFile, embeddingFile, dataFile}
+	if m == engine.EM || m == engine.EMPaper {
+		files = append(files, sigmaFile)
+	}
+	return files
 }
 
 // fileSum returns "sha256:HEX" of the file at path.

@@ -162,10 +162,6 @@ func (o *outputs) input(paths ...string) {
 	}
 }
 
-// write stages the output path (named by -flag): fn writes the file's content to the
-// temporary path it is given, which has path's extension (the writers choose the format by
-// it). write refuses a path that is an input of the run or an earlier output, however the two
-// are spelled.
 // writeOwn is write for an output whose time a stage of its own reports (a plot drawn and
 // written in one step): it is not added to the "write" stage, so no time is counted twice.
 func (o *outputs) writeOwn(flag, path string, fn func(tmp string) error) error {
@@ -175,6 +171,10 @@ func (o *outputs) writeOwn(flag, path string, fn func(tmp string) error) error {
 	return err
 }
 
+// write stages the output path (named by -flag): fn writes the file's content to the
+// temporary path it is given, which has path's extension (the writers choose the format by
+// it). write refuses a path that is an input of the run or an earlier output, however the two
+// are spelled. Its time is the "write" stage's (writing).
 func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
 	t0 := time.Now()
 	defer func() { o.writing += time.Since(t0) }()

@@ -372,9 +372,28 @@ func FuzzLoadModel(f *testing.F) {
 	f.Add([]byte(`{"format_version":2}`), uint8(0), []byte(nil))
 	f.Add([]byte(`{"format_version":1,"method":"em","k":5,"dim":2,"n":1e400}`), uint8(0), []byte(nil))
 	f.Add(meta, uint8(1), tmpl[neighborsFile][:len(tmpl[neighborsFile])/2])
-	lleMeta := bytes.Replace(meta, []byte(`"method": "em"`), []byte(`"method": "lle"`), 1)
-	if bytes.Equal(lleMeta, meta) {
-		f.Fatal("test setup: model.json has no \"method\": \"em\" to turn into an lle model")
+	// The em model as an lle model: its files without sigma.npy (model.json's files must be
+	// the method's since session 35).
+	var lm map[string]any
+	if err := json.Unmarshal(meta, &lm); err != nil {
+		f.Fatal(err)
+	}
+	lm["method"] = "lle"
+	lm["files"] = modelReadFiles(engine.LLE)
+	delete(lm["checksums"].(map[string]any), sigmaFile)
+	lleMeta, err := json.Marshal(lm)
+	if err != nil {
+		f.Fatal(err)
+	}
+	{ // the seed reaches the lle path: loadModelFor(dir, false) accepts it
+		dir := f.TempDir()
+		for name, b := range tmpl {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, metaFile), lleMeta, 0o644)
+		if _, _, err := loadModelFor(dir, false); err != nil {
+			f.Fatalf("test setup: the lle seed is refused: %v", err)
+		}
 	}
 	f.Add(lleMeta, uint8(0), []byte(nil))
 	f.Add(lleMeta, uint8(3), []byte(nil)) // an empty sigma.npy, which an lle model does not read

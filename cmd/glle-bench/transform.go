@@ -203,13 +203,18 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 				sum.Backend = rep.Backend
 			}
 		}
+		tNew := time.Now()
 		Yg, err := m.TransformSampleOnto(ctx, Xnew, Ytr, c.seed, g, c.covScale)
 		if err != nil {
 			return err
 		}
+		// The new points' draws are a stage of the generation's own (they were in no stage,
+		// a review of session 35: 30-53% of a transform run with 3000 new points).
+		gr.Stages = append(gr.Stages, engine.StageTime{Name: "new points", Seconds: time.Since(tNew).Seconds()})
 		gr.Seconds = time.Since(t0).Seconds() // the generation and the new points' draws
 		// Generation g's frame is mapped onto the base frame by the alignment of its training
 		// embedding; with -base-only the points are in the base frame already.
+		tAlign := time.Now()
 		aligned := Yg
 		if Ytr != nil && (c.analysis.align || acc != nil) {
 			aligned = bench.FitAlignment(m.Embedding, Ytr, false).Apply(Yg)
@@ -223,6 +228,9 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 			} else {
 				Yg = aligned
 			}
+		}
+		if acc != nil || c.analysis.align && Ytr != nil {
+			gr.Stages = append(gr.Stages, engine.StageTime{Name: "align", Seconds: time.Since(tAlign).Seconds()})
 		}
 		path := genPath(c.out, g)
 		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Yg) }); err != nil {
