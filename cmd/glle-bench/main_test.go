@@ -724,6 +724,15 @@ func TestBadModel(t *testing.T) {
 	}
 	mustRun(t, dir, "generate", "-model", "good", "-generations", "1", "-out", "g", "-q")
 	mustRun(t, dir, "generate", "-model", "oldmodel", "-generations", "1", "-out", "g_old", "-q")
+	// A direct model saved before session 34 lists gamma.npy under files (it is informational
+	// since): still read (the review of session 35; the files check refused it as edited).
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-out", "dy.npy", "-model", "olddirect", "-q")
+	editMeta(filepath.Join(dir, "olddirect"), func(m map[string]any) {
+		m["files"] = append(m["files"].([]any), "gamma.npy")
+		delete(m, "informational_files")
+		delete(m, "checksums")
+	})
+	mustRun(t, dir, "generate", "-model", "olddirect", "-generations", "1", "-out", "g_olddirect", "-q")
 }
 
 // TestInterrupt sends SIGINT once the run has staged its base embedding: exit 130, no output
