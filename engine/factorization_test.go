@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"glle/bench"
@@ -90,9 +91,33 @@ func TestLUFallback(t *testing.T) {
 	}
 	luFailHook = func() error { return &sparse.PivotError{Column: 7, Pivot: 1e-12} }
 	defer func() { luFailHook = nil }()
-	m, err := Fit(ctx, X, Settings{Method: EM})
+	var events []Progress
+	var mu sync.Mutex
+	m, err := Fit(ctx, X, Settings{Method: EM, Progress: func(p Progress) {
+		mu.Lock()
+		events = append(events, p)
+		mu.Unlock()
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Each eigensolve attempt opens and closes its stage: before session 36 the LU attempt
+	// opened it and the Cholesky attempt opened it again, with one close for both.
+	open, attempts := false, 0
+	for _, p := range events {
+		if p.Stage != "eigensolve" {
+			continue
+		}
+		if p.Final == !open {
+			t.Fatalf("eigensolve events %v: an attempt opens before the last closed, or closes twice", events)
+		}
+		open = !p.Final
+		if !p.Final {
+			attempts++
+		}
+	}
+	if open || attempts != 2 {
+		t.Errorf("eigensolve events %v: want two attempts, each opened and closed", events)
 	}
 	er := m.Report.Eigen
 	if er.Factorization != "cholesky" || er.LUFallback == "" || er.NNZM == 0 {

@@ -299,6 +299,9 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 			// factor decides.
 			er.LUFallback = err.Error()
 			lu, luRes = false, res
+			// The LU attempt's stage closes here: the Cholesky attempt assembles M and
+			// analyses its pattern first, then opens its own.
+			prog(Progress{Stage: "eigensolve", Final: true})
 		default:
 			return nil, nil, er, fmt.Errorf("eigensolver: %w", err)
 		}

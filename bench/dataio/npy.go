@@ -115,7 +115,13 @@ func ReadNPY(r io.Reader) (*Array, error) {
 }
 
 // ReadNPYFile reads the .npy file at path; errors are prefixed with the path.
-func ReadNPYFile(path string) (*Array, error) {
+func ReadNPYFile(path string) (*Array, error) { return ReadNPYFileTee(path, nil) }
+
+// ReadNPYFileTee reads the .npy file at path as ReadNPYFile does and, when tee is not nil,
+// also writes every byte of the file to tee, the bytes after the array data included (a hash
+// of the whole file, say, so that checking a file does not read it a second time). tee sees
+// the whole file only when the array reads without error.
+func ReadNPYFileTee(path string, tee io.Writer) (*Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -125,7 +131,15 @@ func ReadNPYFile(path string) (*Array, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
-	a, err := readNPY(bufio.NewReaderSize(f, 1<<16), size)
+	var src io.Reader = f
+	if tee != nil {
+		src = io.TeeReader(f, tee)
+	}
+	a, err := readNPY(bufio.NewReaderSize(src, 1<<16), size)
+	if err == nil && tee != nil {
+		// The rest of the file (what the buffer has not read ahead) goes to tee too.
+		_, err = io.Copy(io.Discard, src)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -239,6 +240,36 @@ func TestReadNPYFileErrors(t *testing.T) {
 	}
 	if _, err := ReadNPYFile(filepath.Join(dir, "missing.npy")); err == nil || !os.IsNotExist(err) {
 		t.Errorf("missing file: got %v", err)
+	}
+}
+
+// TestReadNPYFileTee: tee receives the whole file exactly once, the bytes after the array
+// included, for files smaller and larger than the 64 KiB read buffer, and the array is the
+// one ReadNPYFile reads.
+func TestReadNPYFileTee(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ rows, trailing int }{{2, 0}, {2, 5}, {10000, 0}, {10000, 70000}} {
+		vals := make([]float64, 3*tc.rows)
+		for i := range vals {
+			vals[i] = float64(i) / 7
+		}
+		dict := "{'descr': '<f8', 'fortran_order': False, 'shape': (" + strconv.Itoa(tc.rows) + ", 3), }"
+		file := append(rawNPY(1, dict, f64bytes(binary.LittleEndian, vals...)), bytes.Repeat([]byte{'x'}, tc.trailing)...)
+		p := filepath.Join(dir, "a.npy")
+		if err := os.WriteFile(p, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		a, err := ReadNPYFileTee(p, &got)
+		if err != nil {
+			t.Fatalf("rows %d, trailing %d: %v", tc.rows, tc.trailing, err)
+		}
+		if !bytes.Equal(got.Bytes(), file) {
+			t.Errorf("rows %d, trailing %d: tee got %d bytes, the file has %d", tc.rows, tc.trailing, got.Len(), len(file))
+		}
+		if !reflect.DeepEqual(a.Float, vals) {
+			t.Errorf("rows %d, trailing %d: values differ from those written", tc.rows, tc.trailing)
+		}
 	}
 }
 

@@ -688,6 +688,12 @@ func TestBadModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Bytes appended after X.npy's array, which the parser ignores as NumPy does: the
+	// checksum covers the whole file, read once with the array since session 36.
+	d = copyModel("appended")
+	if err := os.WriteFile(filepath.Join(d, "X.npy"), append(mustRead(t, d, "X.npy"), "extra"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d = copyModel("emtodirect")
 	editMeta(d, func(m map[string]any) { m["method"] = "direct" })
 	d = copyModel("nosum")
@@ -712,6 +718,7 @@ func TestBadModel(t *testing.T) {
 		{"model.json a folder", gen("metadir"), "model.json is a folder"},
 		{"flipped embedding byte", gen("flipped"), "embedding.npy does not match its checksum in model.json: the file was damaged or edited"},
 		{"flipped sigma byte", gen("flippedsigma"), "sigma.npy does not match its checksum"},
+		{"bytes after X's array", gen("appended"), "X.npy does not match its checksum"},
 		{"method edited", gen("emtodirect"), "model.json lists the files [neighbors.npy weights.npy embedding.npy X.npy sigma.npy], but a direct model has [neighbors.npy weights.npy embedding.npy X.npy]: it was edited"},
 		{"checksum removed", gen("nosum"), "weights.npy does not match its checksum"},
 		{"output under a file", []string{"generate", "-model", "good", "-generations", "1", "-out", "good/model.json/g"}, "is a file, not a folder"},

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"math"
@@ -164,15 +165,16 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		}
 		return out.write("model", modelFile(dir, name), fn)
 	}
-	// writeSummed writes a file generate and transform read, and records its checksum.
-	writeSummed := func(name string, fn func(path string) error) error {
+	// writeSummed writes a .npy file generate and transform read (fn writes its bytes), and
+	// records its checksum, hashed as it is written.
+	writeSummed := func(name string, fn func(w io.Writer) error) error {
 		return write(name, func(p string) error {
-			if err := fn(p); err != nil {
+			h := sha256.New()
+			if err := dataio.AtomicWrite(p, func(w io.Writer) error { return fn(io.MultiWriter(w, h)) }); err != nil {
 				return err
 			}
-			sum, err := fileSum(p)
-			sums[name] = sum
-			return err
+			sums[name] = sumString(h)
+			return nil
 		})
 	}
 	// An older model.json in dir describes the files this run replaces: it goes first at
@@ -184,14 +186,14 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	for i, v := range sv.Neighbors {
 		nb[i] = int64(v)
 	}
-	if err := writeSummed(neighborsFile, func(p string) error { return dataio.WriteNPYInt64File(p, []int{n, k}, nb) }); err != nil {
+	if err := writeSummed(neighborsFile, func(w io.Writer) error { return dataio.WriteNPYInt64(w, []int{n, k}, nb) }); err != nil {
 		return err
 	}
-	if err := writeSummed(weightsFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k}, sv.Weights) }); err != nil {
+	if err := writeSummed(weightsFile, func(w io.Writer) error { return dataio.WriteNPY(w, []int{n, k}, sv.Weights) }); err != nil {
 		return err
 	}
 	if sv.Sigma != nil {
-		if err := writeSummed(sigmaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n}, sv.Sigma) }); err != nil {
+		if err := writeSummed(sigmaFile, func(w io.Writer) error { return dataio.WriteNPY(w, []int{n}, sv.Sigma) }); err != nil {
 			return err
 		}
 	}
@@ -211,10 +213,10 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 			}
 		}
 	}
-	if err := writeSummed(embeddingFile, func(p string) error { return dataio.WriteMatrix(p, sv.Embedding) }); err != nil {
+	if err := writeSummed(embeddingFile, func(w io.Writer) error { return dataio.WriteNPY(w, []int{n, p}, rowMajor(sv.Embedding)) }); err != nil {
 		return err
 	}
-	if err := writeSummed(dataFile, func(p string) error { return dataio.WriteMatrix(p, sv.X) }); err != nil {
+	if err := writeSummed(dataFile, func(w io.Writer) error { return dataio.WriteNPY(w, []int{n, d}, rowMajor(sv.X)) }); err != nil {
 		return err
 	}
 	meta := modelMeta{
@@ -343,9 +345,15 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	if listed := slices.DeleteFunc(slices.Clone(meta.Files), func(f string) bool { return f == gammaFile }); !sameSet(want, listed) {
 		return sv, meta, modelErr(dir, resave, "%s lists the files %v, but a %s model has %v: it was edited after the model was saved", metaFile, meta.Files, sv.Method, want)
 	}
+	// read parses a file and, when model.json has checksums, hashes it in the same pass (sums).
+	sums := map[string]string{}
 	read := func(name string, shape []int, wantInt bool) (*dataio.Array, error) {
 		path := modelFile(dir, name)
-		a, err := dataio.ReadNPYFile(path)
+		var h hash.Hash
+		if meta.Checksums != nil {
+			h = sha256.New()
+		}
+		a, err := dataio.ReadNPYFileTee(path, h)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, modelErr(dir, resave, "%s is missing", name)
@@ -370,6 +378,9 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 				}
 			}
 		}
+		if h != nil {
+			sums[name] = sumString(h)
+		}
 		return a, nil
 	}
 	// verify runs after a file's content checks, so that they name what they find; it catches
@@ -378,7 +389,7 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 		if meta.Checksums == nil {
 			return nil
 		}
-		if got, err := fileSum(modelFile(dir, name)); err != nil || got != meta.Checksums[name] {
+		if sums[name] != meta.Checksums[name] {
 			return modelErr(dir, resave, "%s does not match its checksum in %s: the file was damaged or edited after the model was saved", name, metaFile)
 		}
 		return nil
@@ -440,18 +451,21 @@ func modelReadFiles(m engine.Method) []string {
 	return files
 }
 
-// fileSum returns "sha256:HEX" of the file at path.
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// sumString returns "sha256:HEX" of what h (a SHA-256) has hashed: a checksum of model.json.
+func sumString(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
+
+// rowMajor returns m's entries in row-major order: its own storage when that is contiguous,
+// else a copy.
+func rowMajor(m *mat.Dense) []float64 {
+	raw := m.RawMatrix()
+	if raw.Stride == raw.Cols || raw.Rows <= 1 {
+		return raw.Data[:raw.Rows*raw.Cols]
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	out := make([]float64, 0, raw.Rows*raw.Cols)
+	for i := 0; i < raw.Rows; i++ {
+		out = append(out, m.RawRowView(i)...)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return out
 }
 
 // sameSet reports whether a and b hold the same strings, in any order.
