@@ -177,9 +177,9 @@ func (m *Model) paramsIntact() error {
 // non-finite entry when there is one, else says what (the field and why it matters).
 func editedErr(name string, v []float64, what string) error {
 	if j, bad := firstNonFiniteIn(v); bad {
-		return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore from a Saved taken before the edit", name, j, v[j])
+		return inputErr("the model's %s[%d] is %v (edited after the fit): refit, or restore from a copy of Saved made before the edit (Saved shares the model's slices)", name, j, v[j])
 	}
-	return inputErr("%s: refit, or restore from a Saved taken before the edit", what)
+	return inputErr("%s: refit, or restore from a copy of Saved made before the edit (Saved shares the model's slices)", what)
 }
 
 // floatPrint is wordPrint of the bit patterns of v.

@@ -142,10 +142,22 @@ func forPoints(ctx context.Context, n, k, d, workers int, fn pointFunc) error {
 // limit of s.MaxMemory. Callers that generate or load large data can call it first.
 func CheckFit(n, d int, s Settings) error {
 	s = s.withDefaults()
-	if err := s.validate(n, d); err != nil {
+	err := s.validate(n, d)
+	if err != nil && !isSingularGamma(err) {
 		return err
 	}
-	return checkMemory(estimateMemory(n, d, s.K, s.Dim, s.Method, s.Solver, -1, -1), memoryLimit(s))
+	// direct-paper's singular matrices (known from the shapes) come after the memory limit:
+	// Fit runs the kNN search before reporting them (graphFirst), which the limit must guard.
+	if merr := checkMemory(estimateMemory(n, d, s.K, s.Dim, s.Method, s.Solver, -1, -1), memoryLimit(s)); merr != nil {
+		return merr
+	}
+	return err
+}
+
+// isSingularGamma reports whether err is direct-paper's shapes-known singular-matrix refusal.
+func isSingularGamma(err error) bool {
+	var de *DegenerateError
+	return errors.As(err, &de) && de.Kind == "singular-gamma"
 }
 
 func (s Settings) validate(n, d int) error {
@@ -168,12 +180,6 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("dim = %d with n = %d points: the sparse solvers' Lanczos basis needs n >= dim + %d: use SolverDense (or SolverAuto), more points or a smaller dim", s.Dim, n, sparseRoom)
 	case s.Method == Direct && s.K < 2:
 		return inputErr("direct with k = %d: a single neighbour's weight is fixed at 1, so there is nothing to sample: use k >= 2", s.K)
-	case s.Method == DirectPaper && s.DirectRidge == 0 && d+s.Dim < s.K:
-		// Eq. (35)'s k x k matrix X_i^T X_i + Y_i^T Y_i has rank <= d + p < k at every point:
-		// known from the shapes, so refused before the fit (it failed after the whole fit,
-		// 3 s at n = 200k, before session 32).
-		return &DegenerateError{Kind: "singular-gamma", Count: n, Example: 0,
-			Msg: fmt.Sprintf("direct-paper: X_i^T X_i + Y_i^T Y_i is singular for %d of %d points (it has rank <= d + p = %d < k = %d at every point): pass an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", n, n, d+s.Dim, s.K)}
 	case s.Method == EM && d >= s.K-1 && s.Dim >= s.K-1:
 		// With d >= k - 1 a point's fibre is empty and EM falls back to the fibre of its
 		// local dim-dimensional PCA (fibreBasis), which is empty too unless dim <= k - 2.
@@ -211,6 +217,13 @@ func (s Settings) validate(n, d int) error {
 		return inputErr("unknown scaling %d: use UnitNorm or PaperScaling", int(s.Scaling))
 	case s.Solver < SolverAuto || s.Solver > SolverSparseCholesky:
 		return inputErr("unknown solver %d: use SolverAuto, SolverDense, SolverSparse or SolverSparseCholesky", int(s.Solver))
+	case s.Method == DirectPaper && s.DirectRidge == 0 && d+s.Dim < s.K:
+		// Eq. (35)'s k x k matrix X_i^T X_i + Y_i^T Y_i has rank <= d + p < k at every point:
+		// known from the shapes, so refused before the fit, after every settings error (Fit
+		// then names data and graph problems no ridge mends, graphFirst) (it failed after the whole fit,
+		// 3 s at n = 200k, before session 32).
+		return &DegenerateError{Kind: "singular-gamma", Count: n, Example: 0,
+			Msg: fmt.Sprintf("direct-paper: X_i^T X_i + Y_i^T Y_i is singular for %d of %d points (it has rank <= d + p = %d < k = %d at every point): pass an explicit ridge (DirectRidge / -direct-ridge) or use the default direct method", n, n, d+s.Dim, s.K)}
 	}
 	return nil
 }
@@ -249,8 +262,7 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 	n, d := X.Dims()
 	s = s.withDefaults()
 	if err := CheckFit(n, d, s); err != nil {
-		var de *DegenerateError
-		if errors.As(err, &de) && de.Kind == "singular-gamma" {
+		if isSingularGamma(err) {
 			// Data no ridge can help (non-finite values, all points identical) is named
 			// first: the ridge the singular-gamma error asks for led to that error next (a
 			// user trial).
@@ -259,8 +271,8 @@ func Fit(ctx context.Context, X *mat.Dense, s Settings) (*Model, error) {
 				return nil, derr
 			}
 			// So is a graph no ridge can help: a disconnected one, or points with more
-			// duplicates than k (the same user trial; the kNN search is cheap next to the fit
-			// the refusal saves).
+			// duplicates than k (the same user trial; the kNN search, within the memory limit
+			// CheckFit applied, is cheap next to the fit the refusal saves).
 			if gerr := graphFirst(ctx, raw, n, d, s); gerr != nil {
 				return nil, gerr
 			}
@@ -365,10 +377,13 @@ func graphFirst(ctx context.Context, x []float64, n, d int, s Settings) error {
 	if err != nil {
 		return err
 	}
+	prog := progressFunc(s.Progress)
+	prog(Progress{Stage: "knn"})
 	idx, _, err := searchGraph(ctx, xs, x, n, d, s.K, parallel.Workers(s.Workers))
 	if err != nil {
 		return err
 	}
+	prog(Progress{Stage: "knn", Final: true})
 	if nc, _ := knn.Components(n, s.K, idx); nc > 1 {
 		return disconnectedError(s.K, nc)
 	}

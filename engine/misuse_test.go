@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,6 +142,11 @@ func TestModelMisuse(t *testing.T) {
 		*c.v = c.to
 		_, _, err = c.m.Generate(ctx, 1, 0, 1)
 		wantInputError(t, c.name+": Generate", err, c.want)
+		// The argument checks come before the O(N K) ones, which find the edit.
+		_, _, err = c.m.Generate(ctx, 1, 0, -1)
+		wantInputError(t, c.name+": Generate at a = -1", err, "covariance scale -1")
+		_, _, err = c.m.Generate(ctx, 1, -1, 1)
+		wantInputError(t, c.name+": Generate of generation -1", err, "generation -1")
 		err = c.m.SampleWeights(ctx, make([]float64, c.m.N*c.m.K), 1, 0, 1)
 		wantInputError(t, c.name+": SampleWeights", err, c.want)
 		*c.v = old
@@ -148,13 +154,51 @@ func TestModelMisuse(t *testing.T) {
 			t.Errorf("%s, then restored: %v", c.name, err)
 		}
 	}
-	saved := slices.Clone(paperM.Sigma)
-	for i := range paperM.Sigma {
-		paperM.Sigma[i] = math.NaN()
+	// One sigma_j at a time made NaN: TransformSample names it exactly when j is among a new
+	// point's K nearest training points (a linear scan), and then names such a point.
+	owners := make([][]int, paperM.N) // owners[j]: the new points whose neighbour j is
+	for i := 0; i < Q.RawMatrix().Rows; i++ {
+		order := make([]int, paperM.N)
+		dist := make([]float64, paperM.N)
+		for j := range order {
+			order[j] = j
+			for c := 0; c < paperM.D; c++ {
+				dist[j] += math.Pow(Q.At(i, c)-paperM.X.At(j, c), 2)
+			}
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(dist[a], dist[b]) })
+		for _, j := range order[:paperM.K] {
+			owners[j] = append(owners[j], i)
+		}
 	}
-	_, err = paperM.TransformSample(ctx, Q, 1, 0, 1)
-	wantInputError(t, "em-paper TransformSample after a NaN Sigma", err, "is NaN (edited after the fit), a neighbour's of new point 0: refit, or restore from a Saved taken before the edit")
-	copy(paperM.Sigma, saved)
+	named := 0
+	for j := range paperM.Sigma {
+		old := paperM.Sigma[j]
+		paperM.Sigma[j] = math.NaN()
+		_, err = paperM.TransformSample(ctx, Q, 1, 0, 1)
+		paperM.Sigma[j] = old
+		if len(owners[j]) == 0 {
+			if err != nil {
+				t.Errorf("em-paper TransformSample with Sigma[%d] NaN, no new point's neighbour: %v", j, err)
+			}
+			continue
+		}
+		named++
+		want := fmt.Sprintf("the model's Sigma[%d] is NaN (edited after the fit), a neighbour's of new point ", j)
+		wantInputError(t, "em-paper TransformSample after a NaN Sigma", err, want)
+		if err != nil {
+			var i int
+			if _, serr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "new point ")+len("new point "):], "%d", &i); serr != nil || !slices.Contains(owners[j], i) {
+				t.Errorf("Sigma[%d] NaN: %v names a new point outside %v", j, err, owners[j])
+			}
+			if !strings.HasSuffix(err.Error(), ": refit, or restore from a copy of Saved made before the edit (Saved shares the model's slices)") {
+				t.Errorf("Sigma[%d] NaN: %v, want the refit advice", j, err)
+			}
+		}
+	}
+	if named == 0 || named == paperM.N {
+		t.Errorf("%d of %d training points neighbour the new points: the check above tests nothing", named, paperM.N)
+	}
 
 	for _, c := range []struct {
 		i, n int

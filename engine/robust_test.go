@@ -1016,19 +1016,39 @@ func TestDirectPaperDataFirst(t *testing.T) {
 		split.SetRow(i, r)
 		split.SetRow(40+i, []float64{r[0] + 1000, r[1], r[2]})
 	}
+	// A roll with one point repeated 12 times: more duplicates than k = 10 neighbours.
+	dup := mat.NewDense(42, 3, nil)
+	for i := 0; i < 42; i++ {
+		dup.SetRow(i, roll.RawRowView(min(i, 30)))
+	}
 	for _, c := range []struct {
 		X    *mat.Dense
 		kind string
-	}{{same, "identical-points"}, {nan, "nonfinite"}, {split, "disconnected-graph"}} {
-		_, err := Fit(context.Background(), c.X, Settings{Method: DirectPaper})
+	}{{same, "identical-points"}, {nan, "nonfinite"}, {split, "disconnected-graph"}, {dup, "zero-gram"}} {
+		var events []Progress
+		_, err := Fit(context.Background(), c.X, Settings{Method: DirectPaper, Progress: func(p Progress) { events = append(events, p) }})
 		var de *DegenerateError
 		if !errors.As(err, &de) || de.Kind != c.kind {
 			t.Errorf("direct-paper without a ridge: %v, want a %s DegenerateError", err, c.kind)
 		}
+		// The kNN search it runs first reports its stage, as Fit's does.
+		if c.kind == "disconnected-graph" && (len(events) != 2 || events[0] != (Progress{Stage: "knn"}) || events[1] != (Progress{Stage: "knn", Final: true})) {
+			t.Errorf("direct-paper's graph check: progress %v, want the knn stage opened and closed", events)
+		}
+	}
+	// Settings errors and the memory limit come before the singular matrices, and the limit
+	// before the kNN search (none of its progress is reported).
+	var events []Progress
+	_, err := Fit(context.Background(), split, Settings{Method: DirectPaper, MaxMemory: 1 << 10, Progress: func(p Progress) { events = append(events, p) }})
+	if err == nil || !strings.Contains(err.Error(), "more than the memory limit") || len(events) != 0 {
+		t.Errorf("direct-paper under a 1 KiB limit: %v, progress %v; want the memory limit first", err, events)
+	}
+	if _, err := Fit(context.Background(), split, Settings{Method: DirectPaper, EMTol: 2}); err == nil || !strings.Contains(err.Error(), "em-tol") {
+		t.Errorf("direct-paper with em-tol 2: %v, want the settings error first", err)
 	}
 	// Data with geometry still gets the singular-gamma refusal before the fit.
 	X, _ := bench.SwissRoll(30, 1)
-	_, err := Fit(context.Background(), X, Settings{Method: DirectPaper})
+	_, err = Fit(context.Background(), X, Settings{Method: DirectPaper})
 	var de *DegenerateError
 	if !errors.As(err, &de) || de.Kind != "singular-gamma" {
 		t.Errorf("direct-paper without a ridge on the Swiss roll: %v", err)

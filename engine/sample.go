@@ -113,6 +113,11 @@ func (m *Model) SampleWeights(ctx context.Context, dst []float64, seed uint64, g
 	if err := m.paramsIntact(); err != nil {
 		return err
 	}
+	return m.drawWeights(ctx, dst, seed, generation, a)
+}
+
+// drawWeights is SampleWeights after its checks, which the caller has made (GenerateTo).
+func (m *Model) drawWeights(ctx context.Context, dst []float64, seed uint64, generation int, a float64) error {
 	return forPoints(ctx, m.N, m.K, max(m.D, m.Dim), m.st.workers, func(_ context.Context, ws *work, lo, hi int) error {
 		for i := lo; i < hi; i++ {
 			st := kernels.NewStream(seed, generation, i)
@@ -225,17 +230,11 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if !m.Method.Generative() {
 		return nil, inputErr("method %s has no stochastic weights to generate from: use em, direct, em-paper or direct-paper", m.Method)
 	}
-	// The O(N K) checks after the argument checks.
-	if err := m.neighborsIntact(); err != nil {
+	if err := checkScale(a); err != nil {
 		return nil, err
 	}
-	if err := m.paramsIntact(); err != nil {
-		return nil, err
-	}
-	// The warm start and the rotation onto the base frame read every row (a NaN made every
-	// generation NaN without an error before session 33).
-	if err := embeddingEdited(m.Embedding.RawMatrix().Data, m.Dim, nil); err != nil {
-		return nil, err
+	if generation < 0 {
+		return nil, inputErr("generation %d: must be non-negative", generation)
 	}
 	np := m.N * m.Dim
 	raw := dst.RawMatrix()
@@ -261,6 +260,19 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	if part := m.sharedWith(written); part != "" {
 		return nil, inputErr("GenerateTo: dst shares memory with the model's %s, which the generation needs: pass another matrix", part)
 	}
+	// The O(N K) checks after the argument checks, once (the draws below skip
+	// SampleWeights's repeat of them).
+	if err := m.neighborsIntact(); err != nil {
+		return nil, err
+	}
+	if err := m.paramsIntact(); err != nil {
+		return nil, err
+	}
+	// The warm start and the rotation onto the base frame read every row (a NaN made every
+	// generation NaN without an error before session 33).
+	if err := embeddingEdited(m.Embedding.RawMatrix().Data, m.Dim, nil); err != nil {
+		return nil, err
+	}
 	m.st.genMu.Lock()
 	defer m.st.genMu.Unlock()
 	tGen := time.Now() // after the lock: waiting for another generation is not this one's time
@@ -270,7 +282,7 @@ func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, gen
 	w := m.st.genW
 	rep := &Report{Method: m.Method.String(), Backend: kernels.Current().Name(), N: m.N, D: m.D, K: m.K, Dim: m.Dim, Workers: m.st.workers}
 	tDraw := time.Now()
-	if err := m.SampleWeights(ctx, w, seed, generation, a); err != nil {
+	if err := m.drawWeights(ctx, w, seed, generation, a); err != nil {
 		return nil, err
 	}
 	rep.stage("draw", tDraw)

@@ -195,7 +195,7 @@ func (m *Model) TransformSampleTo(ctx context.Context, dst, Xnew, Ytrain *mat.De
 			// O(N) fingerprint of Sigma is left to Generate; a call here costs O(q k)).
 			for _, nb := range idx[i/p*k : (i/p+1)*k] {
 				if v := m.Sigma[nb]; math.IsNaN(v) || math.IsInf(v, 0) {
-					return inputErr("the model's Sigma[%d] is %v (edited after the fit), a neighbour's of new point %d: refit, or restore from a Saved taken before the edit", nb, v, i/p)
+					return inputErr("the model's Sigma[%d] is %v (edited after the fit), a neighbour's of new point %d: refit, or restore from a copy of Saved made before the edit (Saved shares the model's slices)", nb, v, i/p)
 				}
 			}
 		}

@@ -881,7 +881,7 @@ func runPeer(ctx context.Context, self, dir string, c benchConfig, n int, runs [
 			c1 := c
 			c1.generations = 0
 			tag = fmt.Sprintf("_peer%d", rep)
-			r := benchChild(ctx, self, dir, c1, n, engine.LLE, tag)
+			r := runChild(ctx, self, dir, c1, n, engine.LLE, tag)
 			if r.Error != "" {
 				p.Error = "our lle run: " + r.Error
 				return p

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,7 +158,8 @@ func TestCommandStagesPartition(t *testing.T) {
 		{"transform", "-model", "m", "-in", "new3k.npy", "-generations", "10", "-align", "-out", "t3.npy", "-json", "t3.json", "-q"},
 		{"transform", "-model", "m", "-in", "new3k.npy", "-generations", "10", "-base-only", "-uncertainty", "-out", "t4.npy", "-json", "t4.json", "-q"},
 		// The plots are drawn and written in one step: their stages hold the write.
-		{"embed", "-dataset", "swissroll", "-n", "1500", "-method", "direct", "-generations", "3", "-uncertainty", "-plot", "p.png", "-out", "u.npy", "-json", "u.json", "-q"},
+		// A direct model's gamma.npy is computed as it is written (the write stage).
+		{"embed", "-dataset", "swissroll", "-n", "1500", "-method", "direct", "-generations", "3", "-uncertainty", "-plot", "p.png", "-model", "dm", "-out", "u.npy", "-json", "u.json", "-q"},
 	} {
 		mustRun(t, dir, args...)
 		var rep struct {
@@ -182,6 +184,10 @@ func TestCommandStagesPartition(t *testing.T) {
 		}
 		if !names["input"] || !names["write"] {
 			t.Errorf("%s: no input or write stage in %v", args[0], rep.Stages)
+		}
+		// -base-only aligns nothing: the spread's accumulation is its stage, not "align".
+		if slices.Contains(args, "-base-only") && (names["generations align"] || !names["generations uncertainty"]) {
+			t.Errorf("transform -base-only -uncertainty: stages %v, want uncertainty and no align", rep.Stages)
 		}
 	}
 }

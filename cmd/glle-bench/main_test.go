@@ -646,20 +646,28 @@ func TestBadModel(t *testing.T) {
 	d = copyModel("nosigma")
 	os.Remove(filepath.Join(d, "sigma.npy"))
 	d = copyModel("version")
-	editMeta(d, func(m map[string]any) { m["format_version"] = 2 })
+	editMeta(d, func(m map[string]any) { m["format_version"] = 3 })
+	// A version-1 model (saved before session 36) has no checksums and is read unchecked: the
+	// content checks still apply to it (a version-2 model with an edited k fails model.json's
+	// settings_checksum before its files are read).
+	oldModel := func(d string) {
+		editMeta(d, func(m map[string]any) {
+			m["format_version"] = 1
+			delete(m, "checksums")
+			delete(m, "settings_checksum")
+		})
+	}
 	d = copyModel("shape")
 	editMeta(d, func(m map[string]any) { m["k"] = 12 })
+	oldModel(d)
 	d = copyModel("method")
 	editMeta(d, func(m map[string]any) { m["method"] = "magic" })
 	d = copyModel("corruptjson")
 	os.WriteFile(filepath.Join(d, "model.json"), []byte("{not json"), 0o644)
 	d = copyModel("corruptnpy")
 	os.WriteFile(filepath.Join(d, "embedding.npy"), []byte("\x93NUMPY junk"), 0o644)
-	// Models saved before session 35 carry no checksums: the content checks below still
-	// apply to them (a model with checksums fails its neighbours' checksum first).
-	noSums := func(d string) { editMeta(d, func(m map[string]any) { delete(m, "checksums") }) }
+	// The files' content checks run before their checksums, so that they name what they find.
 	d = copyModel("badneighbor")
-	noSums(d)
 	nb := make([]int64, 300*10)
 	for i := range nb {
 		nb[i] = 999
@@ -675,8 +683,10 @@ func TestBadModel(t *testing.T) {
 	os.Remove(filepath.Join(d, "model.json"))
 	os.Mkdir(filepath.Join(d, "model.json"), 0o755)
 	// Damage no content check can see (a user trial: both generated with exit 0): a changed
-	// embedding value, a sigma.npy left unread after model.json's method was edited, and a
-	// checksum entry removed.
+	// embedding value, a sigma.npy left unread after model.json's method was edited, a
+	// checksum entry removed, and (since session 36, model.json's settings_checksum) settings
+	// edited within their valid range: an em model relabelled em-paper (the same files), a
+	// changed reg, and the checksums removed from a version-2 model.
 	for _, c := range []struct {
 		name, file string
 		pos        int64
@@ -698,14 +708,20 @@ func TestBadModel(t *testing.T) {
 	editMeta(d, func(m map[string]any) { m["method"] = "direct" })
 	d = copyModel("nosum")
 	editMeta(d, func(m map[string]any) { delete(m["checksums"].(map[string]any), "weights.npy") })
-	d = copyModel("oldmodel") // no checksums at all: read as before session 35
-	noSums(d)
+	d = copyModel("emtoempaper")
+	editMeta(d, func(m map[string]any) { m["method"] = "em-paper" })
+	d = copyModel("regedited")
+	editMeta(d, func(m map[string]any) { m["reg"] = 2e-3 })
+	d = copyModel("nosums")
+	editMeta(d, func(m map[string]any) { delete(m, "checksums"); delete(m, "settings_checksum") })
+	d = copyModel("oldmodel") // version 1, no checksums at all: read unchecked
+	oldModel(d)
 
 	gen := func(m string) []string { return []string{"generate", "-model", m, "-generations", "1", "-out", "g"} }
 	for _, c := range []badCase{
 		{"missing weights", gen("noweights"), "weights.npy is missing"},
 		{"missing sigma", gen("nosigma"), "sigma.npy is missing"},
-		{"version", gen("version"), "format version 2"},
+		{"version", gen("version"), "format version 3, this glle-bench reads versions 1 to 2"},
 		{"shape", gen("shape"), "shape"},
 		{"method", gen("method"), "unknown method"},
 		{"corrupt json", gen("corruptjson"), "corrupt"},
@@ -720,7 +736,10 @@ func TestBadModel(t *testing.T) {
 		{"flipped sigma byte", gen("flippedsigma"), "sigma.npy does not match its checksum"},
 		{"bytes after X's array", gen("appended"), "X.npy does not match its checksum"},
 		{"method edited", gen("emtodirect"), "model.json lists the files [neighbors.npy weights.npy embedding.npy X.npy sigma.npy], but a direct model has [neighbors.npy weights.npy embedding.npy X.npy]: it was edited"},
-		{"checksum removed", gen("nosum"), "weights.npy does not match its checksum"},
+		{"checksum removed", gen("nosum"), "model.json does not match its settings_checksum: it was edited after the model was saved"},
+		{"em relabelled em-paper", gen("emtoempaper"), "model.json does not match its settings_checksum"},
+		{"reg edited", gen("regedited"), "model.json does not match its settings_checksum"},
+		{"checksums removed", gen("nosums"), "model.json has no checksums or settings_checksum, which a version-2 model records"},
 		{"output under a file", []string{"generate", "-model", "good", "-generations", "1", "-out", "good/model.json/g"}, "is a file, not a folder"},
 	} {
 		checkBad(t, dir, c)
@@ -737,8 +756,8 @@ func TestBadModel(t *testing.T) {
 	editMeta(filepath.Join(dir, "olddirect"), func(m map[string]any) {
 		m["files"] = append(m["files"].([]any), "gamma.npy")
 		delete(m, "informational_files")
-		delete(m, "checksums")
 	})
+	oldModel(filepath.Join(dir, "olddirect"))
 	mustRun(t, dir, "generate", "-model", "olddirect", "-generations", "1", "-out", "g_olddirect", "-q")
 }
 

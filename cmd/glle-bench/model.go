@@ -40,7 +40,10 @@ const (
 	// for 3-D data) and recomputing every Gamma_i, for a file the run does not use.
 	gammaFile = "gamma.npy"
 
-	modelFormatVersion = 1
+	// modelFormatVersion is the version embed writes. Version 2 (since session 36) records
+	// checksums of the files and of model.json's settings, and must have both; version 1 (no
+	// checksums) is read unchecked, as it was written.
+	modelFormatVersion = 2
 )
 
 // modelMeta is model.json.
@@ -62,9 +65,14 @@ type modelMeta struct {
 	Shift         float64   `json:"eigen_shift"`
 	Files         []string  `json:"files"` // the files generate and transform read (validated)
 	// Checksums holds "sha256:HEX" of each file in Files, checked when the model is read, so
-	// a damaged or edited file is refused instead of generating from it. Models saved before
-	// session 35 have none and are read unchecked.
+	// a damaged or edited file is refused instead of generating from it. Version-1 models
+	// have none and are read unchecked.
 	Checksums map[string]string `json:"checksums,omitempty"`
+	// SettingsSum is "sha256:HEX" of model.json's fields, this one empty (settingsSum), so
+	// that an edited method, k, reg, eigen_shift or checksum is refused too (an em model
+	// relabelled em-paper has the same files). A checksum catches damage and naive edits; it
+	// is no signature: whoever recomputes it can change anything.
+	SettingsSum string `json:"settings_checksum,omitempty"`
 	// Informational lists the files written for inspection only, which generate and
 	// transform never read: gamma.npy (gammaFile).
 	Informational []string `json:"informational_files,omitempty"`
@@ -200,12 +208,15 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	if sv.Method == engine.Direct || sv.Method == engine.DirectPaper {
 		// The whole n x k x k array is built in memory (8 n k^2 bytes): dataio has no
 		// streaming .npy writer.
+		// Computing the file's content is part of writing it (the "write" stage).
+		t0 := time.Now()
 		g := make([]float64, n*k*k)
 		ok := true
 		scratch := make([]float64, engine.GammaScratch(k))
 		for i := 0; i < n && ok; i++ {
 			ok = m.GammaTo(g[i*k*k:(i+1)*k*k], scratch, i)
 		}
+		out.writing += time.Since(t0)
 		if ok {
 			informational = append(informational, gammaFile)
 			if err := write(gammaFile, func(p string) error { return dataio.WriteNPYFile(p, []int{n, k, k}, g) }); err != nil {
@@ -238,6 +249,11 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 			out.retireAtCommit(modelFile(dir, name))
 		}
 	}
+	sum, err := settingsSum(meta)
+	if err != nil {
+		return err
+	}
+	meta.SettingsSum = sum
 	data, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", metaFile, err)
@@ -308,8 +324,8 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	if err := dec.Decode(&meta); err != nil {
 		return sv, meta, modelErr(dir, resave, "%s is corrupt (%v)", metaFile, oneLine(err.Error()))
 	}
-	if meta.FormatVersion != modelFormatVersion {
-		return sv, meta, modelErr(dir, resave+" using this glle-bench", "format version %d, this glle-bench reads version %d", meta.FormatVersion, modelFormatVersion)
+	if meta.FormatVersion < 1 || meta.FormatVersion > modelFormatVersion {
+		return sv, meta, modelErr(dir, resave+" using this glle-bench", "format version %d, this glle-bench reads versions 1 to %d", meta.FormatVersion, modelFormatVersion)
 	}
 	if sv.Method, err = engine.ParseMethod(meta.Method); err != nil {
 		return sv, meta, modelErr(dir, resave, "unknown method %q in %s", clip(meta.Method), metaFile)
@@ -347,6 +363,15 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	}
 	// read parses a file and, when model.json has checksums, hashes it in the same pass (sums).
 	sums := map[string]string{}
+	// model.json's own checksum, after the checks above name what they find.
+	if meta.FormatVersion >= 2 {
+		if meta.Checksums == nil || meta.SettingsSum == "" {
+			return sv, meta, modelErr(dir, resave, "%s has no checksums or settings_checksum, which a version-%d model records: it was edited after the model was saved", metaFile, meta.FormatVersion)
+		}
+		if got, err := settingsSum(meta); err != nil || got != meta.SettingsSum {
+			return sv, meta, modelErr(dir, resave, "%s does not match its settings_checksum: it was edited after the model was saved", metaFile)
+		}
+	}
 	read := func(name string, shape []int, wantInt bool) (*dataio.Array, error) {
 		path := modelFile(dir, name)
 		var h hash.Hash
@@ -449,6 +474,21 @@ func modelReadFiles(m engine.Method) []string {
 		files = append(files, sigmaFile)
 	}
 	return files
+}
+
+// settingsSum returns the settings checksum of meta (SettingsSum): "sha256:HEX" of its
+// compact JSON encoding with SettingsSum empty. The encoding of a decoded model.json is the
+// one embed hashed (fields in declaration order, map keys sorted, float64 values in their
+// shortest round-trip form); fields model.json holds beyond modelMeta's are not covered.
+func settingsSum(meta modelMeta) (string, error) {
+	meta.SettingsSum = ""
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return "", fmt.Errorf("encoding %s: %w", metaFile, err)
+	}
+	h := sha256.New()
+	h.Write(b)
+	return sumString(h), nil
 }
 
 // sumString returns "sha256:HEX" of what h (a SHA-256) has hashed: a checksum of model.json.

@@ -372,19 +372,34 @@ func FuzzLoadModel(f *testing.F) {
 	f.Add([]byte(`{"format_version":2}`), uint8(0), []byte(nil))
 	f.Add([]byte(`{"format_version":1,"method":"em","k":5,"dim":2,"n":1e400}`), uint8(0), []byte(nil))
 	f.Add(meta, uint8(1), tmpl[neighborsFile][:len(tmpl[neighborsFile])/2])
+	// asV1 turns the template's model.json into a version-1 one (no checksums, read
+	// unchecked) after edit: seeds whose fuzzed arrays and settings reach the content checks
+	// and Restore, which a version-2 model's checksums stop first.
+	asV1 := func(edit func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(meta, &m); err != nil {
+			f.Fatal(err)
+		}
+		m["format_version"] = 1
+		delete(m, "checksums")
+		delete(m, "settings_checksum")
+		edit(m)
+		b, err := json.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	v1Meta := asV1(func(map[string]any) {})
+	f.Add(v1Meta, uint8(0), []byte(nil))
+	f.Add(v1Meta, uint8(1), tmpl[neighborsFile][:len(tmpl[neighborsFile])/2])
+	f.Add(v1Meta, uint8(2), tmpl[weightsFile])
 	// The em model as an lle model: its files without sigma.npy (model.json's files must be
 	// the method's since session 35).
-	var lm map[string]any
-	if err := json.Unmarshal(meta, &lm); err != nil {
-		f.Fatal(err)
-	}
-	lm["method"] = "lle"
-	lm["files"] = modelReadFiles(engine.LLE)
-	delete(lm["checksums"].(map[string]any), sigmaFile)
-	lleMeta, err := json.Marshal(lm)
-	if err != nil {
-		f.Fatal(err)
-	}
+	lleMeta := asV1(func(m map[string]any) {
+		m["method"] = "lle"
+		m["files"] = modelReadFiles(engine.LLE)
+	})
 	{ // the seed reaches the lle path: loadModelFor(dir, false) accepts it
 		dir := f.TempDir()
 		for name, b := range tmpl {

@@ -230,7 +230,11 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 			}
 		}
 		if acc != nil || c.analysis.align && Ytr != nil {
-			gr.Stages = append(gr.Stages, engine.StageTime{Name: "align", Seconds: time.Since(tAlign).Seconds()})
+			name := "align"
+			if Ytr == nil { // -base-only: nothing is aligned, the time is the spread's
+				name = "uncertainty"
+			}
+			gr.Stages = append(gr.Stages, engine.StageTime{Name: name, Seconds: time.Since(tAlign).Seconds()})
 		}
 		path := genPath(c.out, g)
 		if err := out.write("out", path, func(p string) error { return dataio.WriteMatrix(p, Yg) }); err != nil {
