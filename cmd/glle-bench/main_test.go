@@ -399,7 +399,7 @@ func TestSavedModelRegenerates(t *testing.T) {
 			if err := json.Unmarshal(mustRead(t, dir, m+"/model.json"), &meta); err != nil {
 				t.Fatal(err)
 			}
-			if meta.FormatVersion != 1 || meta.Method != method || meta.N != 500 || meta.D != 3 || meta.K != 10 || meta.Dim != 2 || meta.Seed != 3 {
+			if meta.FormatVersion != 2 || meta.SettingsSum == "" || len(meta.Checksums) != len(meta.Files) || meta.Method != method || meta.N != 500 || meta.D != 3 || meta.K != 10 || meta.Dim != 2 || meta.Seed != 3 {
 				t.Errorf("model.json: %+v", meta)
 			}
 			var rep summary
