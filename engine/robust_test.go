@@ -429,18 +429,27 @@ func TestSmallShapes(t *testing.T) {
 	}
 }
 
+// shiftedCopies stacks one copy of X per shift, each translated by it (far shifts give a kNN
+// graph with one component per copy).
+func shiftedCopies(X *mat.Dense, shifts ...[]float64) *mat.Dense {
+	n, d := X.Dims()
+	Y := mat.NewDense(len(shifts)*n, d, nil)
+	for c, sh := range shifts {
+		for i := 0; i < n; i++ {
+			for j := 0; j < d; j++ {
+				Y.Set(c*n+i, j, X.At(i, j)+sh[j])
+			}
+		}
+	}
+	return Y
+}
+
 // TestDisconnectedGraph: two far-apart clusters give a disconnected-graph error naming the count,
 // whether M's pattern counts the components (sparse solver, two workers) or the kNN graph's
 // union-find does (one worker, dense solver).
 func TestDisconnectedGraph(t *testing.T) {
 	X, _ := bench.SwissRoll(200, 1)
-	Y := mat.NewDense(600, 3, nil)
-	for i := 0; i < 200; i++ {
-		r := X.RawRowView(i)
-		Y.SetRow(i, r)
-		Y.SetRow(200+i, []float64{r[0] + 1000, r[1], r[2]})
-		Y.SetRow(400+i, []float64{r[0], r[1] + 1000, r[2]})
-	}
+	Y := shiftedCopies(X, []float64{0, 0, 0}, []float64{1000, 0, 0}, []float64{0, 1000, 0})
 	for _, s := range []Settings{{}, {Workers: 2}, {Workers: 1}, {Solver: SolverDense, Workers: 2}} {
 		_, err := Fit(context.Background(), Y, s)
 		var de *DegenerateError
@@ -1010,12 +1019,7 @@ func TestDirectPaperDataFirst(t *testing.T) {
 	nan.Set(4, 1, math.NaN())
 	// Two far-apart copies of a roll: no ridge connects the 10-NN graph's two components.
 	roll, _ := bench.SwissRoll(40, 1)
-	split := mat.NewDense(80, 3, nil)
-	for i := 0; i < 40; i++ {
-		r := roll.RawRowView(i)
-		split.SetRow(i, r)
-		split.SetRow(40+i, []float64{r[0] + 1000, r[1], r[2]})
-	}
+	split := shiftedCopies(roll, []float64{0, 0, 0}, []float64{1000, 0, 0})
 	// A roll with one point repeated 12 times: more duplicates than k = 10 neighbours.
 	dup := mat.NewDense(42, 3, nil)
 	for i := 0; i < 42; i++ {
