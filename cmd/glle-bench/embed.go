@@ -224,6 +224,7 @@ func finish(ctx context.Context, e env, prog *progress, sum *summary, start time
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.PeakRSSBytes = peakRSS()
 	sum.Outputs = append([]string(nil), out.files...)
+	sum.Removed = out.removing
 	sum.Stale = staleOutputs(out.files)
 	sum.Orphans = out.orphans
 	if jsonPath != "" {
@@ -350,7 +351,7 @@ func runGenerate(ctx context.Context, e env, c generateConfig) (err error) {
 	sum := summary{Command: "generate", Method: m.Method.String(), Input: c.model, N: n, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
 		Settings: map[string]any{"seed": c.seed, "solver": solverName(sol), "workers": c.workers},
-		Stages:   []engine.StageTime{inStage, restore}}
+		Stages:   []engine.StageTime{inStage, restore}, Notes: uncheckedNote(meta, c.model)}
 	gs.addTo(sum.Settings)
 	if sum.Backend == "" {
 		sum.Backend = "default"

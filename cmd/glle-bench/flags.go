@@ -574,6 +574,15 @@ func parseEmbed(args []string) (embedConfig, error) {
 	outs := append([]string{c.out}, c.analysis.outputs(c.out, c.plot != "")...)
 	outs = append(outs, c.jsonPath, c.plot)
 	if c.model != "" {
+		// A model folder's file names are fixed: the fix is another folder (a user trial:
+		// "choose another output name" for embed -in m/X.npy -model m).
+		for _, p := range modelFiles(c.model) {
+			for _, in := range []string{c.in, c.color} {
+				if in != "" && samePath(p, in) {
+					return c, badInput("use another -model folder", "-model %q would overwrite the input %q with its %s", clip(c.model), clip(in), filepath.Base(p))
+				}
+			}
+		}
 		outs = append(outs, modelFiles(c.model)...)
 	}
 	return c, checkPaths([]string{c.in, c.color}, outs, c.out, c.generations)
@@ -694,6 +703,8 @@ func parseGenerate(args []string) (generateConfig, error) {
 		return c, badInput("add -model DIR (written by 'glle-bench embed -model DIR')", "-model is required")
 	case c.out == "":
 		return c, badInput("add -out PREFIX", "-out is required")
+	case !set["generations"]:
+		return c, badInput("add -generations N (1 or more)", "-generations is required: the number of embeddings to draw")
 	case c.generations < 1:
 		return c, badInput("use -generations 1 or more", "-generations %d: need at least one generation", c.generations)
 	case !finite(c.covScale):

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -716,6 +717,24 @@ func TestBadModel(t *testing.T) {
 	editMeta(d, func(m map[string]any) { delete(m, "checksums"); delete(m, "settings_checksum") })
 	d = copyModel("oldmodel") // version 1, no checksums at all: read unchecked
 	oldModel(d)
+	// A user trial of session 36: format_version edited to 1 skipped the settings checksum
+	// the file still held; a named pipe as model.json or weights.npy hung the run silently;
+	// an edited k of 10.5 gave Go's decoding error; an editor's byte-order mark.
+	d = copyModel("v1method")
+	editMeta(d, func(m map[string]any) { m["format_version"] = 1; m["method"] = "em-paper" })
+	for _, name := range []string{"model.json", "weights.npy"} {
+		d = copyModel("fifo" + strings.TrimSuffix(name, filepath.Ext(name)))
+		os.Remove(filepath.Join(d, name))
+		if err := syscall.Mkfifo(filepath.Join(d, name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d = copyModel("kfloat")
+	editMeta(d, func(m map[string]any) { m["k"] = 10.5 })
+	d = copyModel("bom")
+	if err := os.WriteFile(filepath.Join(d, "model.json"), append([]byte("\xef\xbb\xbf"), mustRead(t, d, "model.json")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	gen := func(m string) []string { return []string{"generate", "-model", m, "-generations", "1", "-out", "g"} }
 	for _, c := range []badCase{
@@ -736,7 +755,13 @@ func TestBadModel(t *testing.T) {
 		{"flipped sigma byte", gen("flippedsigma"), "sigma.npy does not match its checksum"},
 		{"bytes after X's array", gen("appended"), "X.npy does not match its checksum"},
 		{"method edited", gen("emtodirect"), "model.json lists the files [neighbors.npy weights.npy embedding.npy X.npy sigma.npy], but a direct model has [neighbors.npy weights.npy embedding.npy X.npy]: it was edited"},
-		{"checksum removed", gen("nosum"), "model.json does not match its settings_checksum: it was edited after the model was saved"},
+		{"checksum removed", gen("nosum"), "model.json does not match its settings_checksum: it was edited after the model was saved: re-save it with 'glle-bench embed -model nosum'"},
+		{"version 1 with a settings checksum", gen("v1method"), "model.json does not match its settings_checksum"},
+		{"model.json a named pipe", gen("fifomodel"), "model.json is not a model's description (not a regular file)"},
+		{"weights.npy a named pipe", gen("fifoweights"), "weights.npy is not a regular file (a folder, pipe or device)"},
+		{"k not a whole number", gen("kfloat"), `model.json is corrupt: "k" holds a JSON number 10.5 where the model has a whole number`},
+		{"generate without -generations", []string{"generate", "-model", "good", "-out", "g"}, "-generations is required"},
+		{"a model folder over its input", []string{"embed", "-in", "good/X.npy", "-model", "good", "-out", "gy.npy"}, `-model "good" would overwrite the input "good/X.npy" with its X.npy: use another -model folder`},
 		{"em relabelled em-paper", gen("emtoempaper"), "model.json does not match its settings_checksum"},
 		{"reg edited", gen("regedited"), "model.json does not match its settings_checksum"},
 		{"checksums removed", gen("nosums"), "model.json has no checksums or settings_checksum, which a version-2 model records"},
@@ -749,7 +774,11 @@ func TestBadModel(t *testing.T) {
 		t.Errorf("corrupt npy names the file %d times: %q", strings.Count(r.stderr, "embedding.npy"), r.stderr)
 	}
 	mustRun(t, dir, "generate", "-model", "good", "-generations", "1", "-out", "g", "-q")
-	mustRun(t, dir, "generate", "-model", "oldmodel", "-generations", "1", "-out", "g_old", "-q")
+	mustRun(t, dir, "generate", "-model", "bom", "-generations", "1", "-out", "g_bom", "-q")
+	// A version-1 model is read unchecked, and the summary says so.
+	if r := mustRun(t, dir, "generate", "-model", "oldmodel", "-generations", "1", "-out", "g_old"); !strings.Contains(r.stderr, `note: model "oldmodel" has format version 1, without checksums: it was read unchecked`) {
+		t.Errorf("version-1 model: the summary does not say it was read unchecked: %q", r.stderr)
+	}
 	// A direct model saved before session 34 lists gamma.npy under files (it is informational
 	// since): still read (the review of session 35; the files check refused it as edited).
 	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "direct", "-out", "dy.npy", "-model", "olddirect", "-q")
@@ -830,11 +859,28 @@ func TestModelFolderGuard(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "m", "sigma.npy")); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "lle", "-out", "l.npy", "-model", "m", "-q")
+	r = mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "lle", "-out", "l.npy", "-model", "m", "-json", "l.json")
 	if _, err := os.Stat(filepath.Join(dir, "m", "sigma.npy")); !os.IsNotExist(err) {
 		t.Errorf("re-saving an em model folder as lle left sigma.npy (%v)", err)
 	}
+	// The removal is reported (a user trial of session 36: it was not).
+	var lj summary
+	json.Unmarshal(mustRead(t, dir, "l.json"), &lj)
+	if want := filepath.Join("m", "sigma.npy"); !slices.Equal(lj.Removed, []string{want}) || !strings.Contains(r.stderr, "removed (the replaced model's, which this one does not have): "+want) {
+		t.Errorf("re-saving em as lle: removed %v, stderr %q; want %s reported", lj.Removed, r.stderr, want)
+	}
 	mustRun(t, dir, "transform", "-model", "m", "-in", "proj/X.npy", "-out", "t.npy", "-q") // the lle model is complete
+	// Files of the model's names that the replaced model.json does not list are the user's:
+	// kept (the same trial: a note saved as gamma.npy beside an lle model was deleted).
+	note := []byte("my notes")
+	os.WriteFile(filepath.Join(dir, "m", "gamma.npy"), note, 0o644)
+	os.WriteFile(filepath.Join(dir, "m", "sigma.npy"), note, 0o644)
+	mustRun(t, dir, "embed", "-dataset", "scurve", "-n", "300", "-method", "lle", "-k", "12", "-out", "l.npy", "-model", "m", "-json", "l.json", "-q")
+	lj = summary{}
+	json.Unmarshal(mustRead(t, dir, "l.json"), &lj)
+	if !bytes.Equal(mustRead(t, dir, "m/gamma.npy"), note) || !bytes.Equal(mustRead(t, dir, "m/sigma.npy"), note) || len(lj.Removed) != 0 {
+		t.Errorf("re-saving an lle model removed files its model.json does not list (removed %v)", lj.Removed)
+	}
 }
 
 // TestSummaryFields: transform's summary gives the new points as n and the model's as
@@ -849,6 +895,9 @@ func TestSummaryFields(t *testing.T) {
 	var tj, ej map[string]any
 	json.Unmarshal(mustRead(t, dir, "t.json"), &tj)
 	json.Unmarshal(mustRead(t, dir, "e.json"), &ej)
+	if tj["model"] != "m" { // the model folder, beside input (the new points): a user trial
+		t.Errorf("transform's JSON names the model %v, want m", tj["model"])
+	}
 	if tj["n"] != 120.0 || tj["model_n"] != 400.0 || !strings.Contains(r.stderr, "120 new points") {
 		t.Errorf("transform summary: n %v, model_n %v, stderr %q; want 120 and 400", tj["n"], tj["model_n"], r.stderr)
 	}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -136,6 +137,15 @@ const maxMetaBytes = 1 << 20
 
 // readMetaFile reads model.json: a regular file of at most maxMetaBytes.
 func readMetaFile(path string) ([]byte, error) {
+	// Stat before opening: opening a named pipe blocks until something writes to it (a user
+	// trial: the run hung, and its first interrupt was not seen).
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if fi.IsDir() {
+		return nil, errMetaDir
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -144,9 +154,6 @@ func readMetaFile(path string) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if fi.IsDir() {
-		return nil, errMetaDir
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file")
@@ -243,10 +250,13 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 		}
 	}
 	// The files of an earlier model in dir that this one does not have (sigma.npy of an em
-	// model re-saved as lle, say) go at commit, so the folder holds one model.
+	// model re-saved as lle, say) go at commit, so the folder holds one model: only those its
+	// model.json lists (a user trial: a note of the user's named gamma.npy beside an lle model
+	// was deleted), and the summary names them.
+	old := oldModelFiles(dir)
 	for _, name := range []string{sigmaFile, gammaFile} {
-		if !slices.Contains(files, name) && !slices.Contains(informational, name) {
-			out.retireAtCommit(modelFile(dir, name))
+		if slices.Contains(old, name) && !slices.Contains(files, name) && !slices.Contains(informational, name) {
+			out.removeAtCommit(modelFile(dir, name))
 		}
 	}
 	sum, err := settingsSum(meta)
@@ -264,10 +274,37 @@ func saveModel(ctx context.Context, dir string, m *engine.Model, s engine.Settin
 	})
 }
 
-// modelErr is an error about the model folder dir.
+// oldModelFiles lists the files the model.json in dir names (files and informational_files),
+// or none when dir holds no readable model.json (checkModelFolder has vetted it).
+func oldModelFiles(dir string) []string {
+	raw, err := readMetaFile(modelFile(dir, metaFile))
+	if err != nil {
+		return nil
+	}
+	var m modelMeta
+	if json.Unmarshal(bytes.TrimPrefix(raw, utf8BOM), &m) != nil {
+		return nil
+	}
+	return append(m.Files, m.Informational...)
+}
+
+// modelErr is an error about the model folder dir. "-model DIR" in fix names dir itself.
 func modelErr(dir, fix, format string, a ...any) error {
+	fix = strings.ReplaceAll(fix, "-model DIR", "-model "+shellWord(dir))
 	return badInput(fix, "model %q: %s", clip(dir), fmt.Sprintf(format, a...))
 }
+
+// shellWord returns s as one word of a POSIX shell command: as it is when it holds only
+// characters no shell treats specially, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+:@%,=") == "" {
+		return clip(s)
+	}
+	return "'" + strings.ReplaceAll(clip(s), "'", `'\''`) + "'"
+}
+
+// utf8BOM is the byte-order mark some editors put at the start of a saved model.json.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 const resave = "re-save it with 'glle-bench embed -model DIR'"
 
@@ -320,8 +357,13 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 		}
 		return sv, meta, modelErr(dir, "check its permissions", "cannot read %s (%v)", metaFile, unwrapPath(err))
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(raw, utf8BOM)))
 	if err := dec.Decode(&meta); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			// Not Go's wording ("... into Go struct field modelMeta.k of type int").
+			return sv, meta, modelErr(dir, resave, "%s is corrupt: %q holds a JSON %s where the model has %s", metaFile, te.Field, te.Value, jsonKind(te.Type.Kind()))
+		}
 		return sv, meta, modelErr(dir, resave, "%s is corrupt (%v)", metaFile, oneLine(err.Error()))
 	}
 	if meta.FormatVersion < 1 || meta.FormatVersion > modelFormatVersion {
@@ -359,14 +401,15 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 	// there too, which is informational (gammaFile).
 	want := modelReadFiles(sv.Method)
 	if listed := slices.DeleteFunc(slices.Clone(meta.Files), func(f string) bool { return f == gammaFile }); !sameSet(want, listed) {
-		return sv, meta, modelErr(dir, resave, "%s lists the files %v, but a %s model has %v: it was edited after the model was saved", metaFile, meta.Files, sv.Method, want)
+		return sv, meta, modelErr(dir, resave, "%s lists the files %v, but %s %s model has %v: it was edited after the model was saved", metaFile, meta.Files, article(sv.Method.String()), sv.Method, want)
 	}
 	// read parses a file and, when model.json has checksums, hashes it in the same pass (sums).
 	sums := map[string]string{}
-	// model.json's own checksum, after the checks above name what they find.
-	if meta.FormatVersion >= 2 {
+	// model.json's own checksum, after the checks above name what they find; checked in any
+	// version that has it (a user trial: format_version edited to 1 skipped it).
+	if meta.FormatVersion >= 2 || meta.SettingsSum != "" {
 		if meta.Checksums == nil || meta.SettingsSum == "" {
-			return sv, meta, modelErr(dir, resave, "%s has no checksums or settings_checksum, which a version-%d model records: it was edited after the model was saved", metaFile, meta.FormatVersion)
+			return sv, meta, modelErr(dir, resave, "%s has no checksums or settings_checksum, which a version-2 model records: it was edited after the model was saved", metaFile)
 		}
 		if got, err := settingsSum(meta); err != nil || got != meta.SettingsSum {
 			return sv, meta, modelErr(dir, resave, "%s does not match its settings_checksum: it was edited after the model was saved", metaFile)
@@ -378,10 +421,20 @@ func loadModelFor(dir string, needGenerative bool) (engine.Saved, modelMeta, err
 		if meta.Checksums != nil {
 			h = sha256.New()
 		}
+		// Stat first: opening a named pipe would block (readMetaFile).
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			return nil, modelErr(dir, resave, "%s is not a regular file (a folder, pipe or device)", name)
+		}
 		a, err := dataio.ReadNPYFileTee(path, h)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
+				if _, lerr := os.Lstat(path); lerr == nil {
+					return nil, modelErr(dir, resave, "%s is a symbolic link to a file that does not exist", name)
+				}
 				return nil, modelErr(dir, resave, "%s is missing", name)
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, modelErr(dir, "check its permissions", "cannot read %s (permission denied)", name)
 			}
 			msg := strings.TrimPrefix(oneLine(unwrapPath(err).Error()), path+": ") // the model and the name say where
 			return nil, modelErr(dir, resave, "%s is unreadable (%s)", name, msg)
@@ -489,6 +542,43 @@ func settingsSum(meta modelMeta) (string, error) {
 	h := sha256.New()
 	h.Write(b)
 	return sumString(h), nil
+}
+
+// uncheckedNote is the summary's note for a model read without checksums (format version 1):
+// nothing vouches that its files and settings are the ones embed wrote.
+func uncheckedNote(meta modelMeta, dir string) []string {
+	if meta.Checksums != nil && meta.SettingsSum != "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("model %q has format version %d, without checksums: it was read unchecked (re-save it with 'glle-bench embed -model' to add them)", clip(dir), meta.FormatVersion)}
+}
+
+// jsonKind names a Go kind as the JSON value that decodes into it.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	default:
+		return "an object"
+	}
+}
+
+// article returns "an" before a word that starts with a vowel (em, lle is "an lle": el-el-ee),
+// else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) || strings.HasPrefix(word, "lle") {
+		return "an"
+	}
+	return "a"
 }
 
 // sumString returns "sha256:HEX" of what h (a SHA-256) has hashed: a checksum of model.json.

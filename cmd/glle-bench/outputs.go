@@ -40,8 +40,10 @@ type outputs struct {
 	staged  []staged        // parallel to files
 	inputs  []string        // files the run reads: no output may replace one
 	retire  []string        // files removed at commit (a model folder's old model.json)
-	dirs    []string        // folders this run created, removed on failure when empty
-	after   []func()        // run after a successful commit (the summary that lists the files)
+	// removing lists the files of retire the run removes rather than replaces (removeAtCommit).
+	removing []string
+	dirs     []string // folders this run created, removed on failure when empty
+	after    []func() // run after a successful commit (the summary that lists the files)
 	// writing is the wall time spent in write (staging the outputs), the summary's "write"
 	// stage.
 	writing time.Duration
@@ -178,14 +180,20 @@ func (o *outputs) writeOwn(flag, path string, fn func(tmp string) error) error {
 func (o *outputs) write(flag, path string, fn func(tmp string) error) error {
 	t0 := time.Now()
 	defer func() { o.writing += time.Since(t0) }()
+	// A model folder's file names are fixed: the fix is another folder (a user trial: "choose
+	// another output name" for embed -in m/X.npy -model m).
+	anotherName, ownName := "choose another output name", "give every output its own file name"
+	if flag == "model" {
+		anotherName, ownName = "use another -model folder", "use a -model folder apart from the other outputs"
+	}
 	for _, in := range o.inputs {
 		if samePath(path, in) {
-			return badInput("choose another output name", "-%s %q would overwrite the input %q", flag, clip(path), clip(in))
+			return badInput(anotherName, "-%s %q would overwrite the input %q", flag, clip(path), clip(in))
 		}
 	}
 	for _, f := range o.files {
 		if samePath(path, f) {
-			return badInput("give every output its own file name", "-%s %q is also another output of this run (%q)", flag, clip(path), clip(f))
+			return badInput(ownName, "-%s %q is also another output of this run (%q)", flag, clip(path), clip(f))
 		}
 	}
 	fi, statErr := os.Stat(path)
@@ -248,6 +256,15 @@ func createTemp(dir, prefix, suffix string, perm os.FileMode) (*os.File, error) 
 
 // retireAtCommit removes path (if present) at commit, before the staged files are renamed.
 func (o *outputs) retireAtCommit(path string) { o.retire = append(o.retire, path) }
+
+// removeAtCommit retires path, a file the run removes (not one it replaces), and records it in
+// removing when it exists now, for the summary.
+func (o *outputs) removeAtCommit(path string) {
+	if _, err := os.Lstat(path); err == nil {
+		o.removing = append(o.removing, path)
+	}
+	o.retireAtCommit(path)
+}
 
 // notFolderError: a component of a path to create exists and is not a folder.
 type notFolderError struct{ path string }

@@ -293,6 +293,7 @@ type summary struct {
 	Method  string `json:"method,omitempty"`
 	Input   string `json:"input,omitempty"`
 	N       int    `json:"n"`
+	Model   string `json:"model,omitempty"`   // transform: the model folder (Input holds the new points)
 	ModelN  int    `json:"model_n,omitempty"` // transform: the model's training points (N is the new points)
 	D       int    `json:"d"`
 	K       int    `json:"k,omitempty"`
@@ -313,6 +314,9 @@ type summary struct {
 	WallSeconds   float64            `json:"wall_seconds"`
 	PeakRSSBytes  int64              `json:"peak_rss_bytes,omitempty"`
 	Outputs       []string           `json:"outputs"`
+	// Removed lists the files the run removed: those of the model an embed -model replaced
+	// that the new model does not have (sigma.npy of an em model re-saved as lle, say).
+	Removed []string `json:"removed,omitempty"`
 	// Stale lists files beside the outputs with this run's names (STEM_gen003.npy, ...) that
 	// an earlier run wrote and this one did not replace.
 	Stale []string `json:"stale_outputs,omitempty"`
@@ -479,6 +483,9 @@ func (s *summary) write(w io.Writer) {
 	}
 	if len(s.Outputs) > 0 {
 		fmt.Fprintf(&b, "  wrote: %s\n", strings.Join(s.Outputs, ", "))
+	}
+	if len(s.Removed) > 0 {
+		fmt.Fprintf(&b, "  removed (the replaced model's, which this one does not have): %s\n", strings.Join(s.Removed, ", "))
 	}
 	for _, o := range s.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", o)

@@ -155,10 +155,10 @@ func runTransform(ctx context.Context, e env, c transformConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, N: q, ModelN: m.N, D: d, K: m.K, P: m.Dim,
+	sum := summary{Command: "transform", Method: m.Method.String(), Input: c.in, Model: c.model, N: q, ModelN: m.N, D: d, K: m.K, P: m.Dim,
 		Backend: m.Report.Backend, Workers: m.Report.Workers, Solver: solverName(sol),
 		Settings: map[string]any{"solver": solverName(sol), "workers": c.workers},
-		Stages:   []engine.StageTime{inStage, restore}}
+		Stages:   []engine.StageTime{inStage, restore}, Notes: uncheckedNote(meta, c.model)}
 	var gs *genSettings
 	if c.generations > 0 {
 		gs = c.analysis.genSettings(c.generations, c.covScale)
