@@ -91,31 +91,31 @@ func (m *Model) usable() error {
 	case !f.ok || m.st.emb == nil:
 		return inputErr("the model was not made by Fit or Restore: fit it, or restore it from its Saved parts")
 	case m.Method != f.method || m.N != f.n || m.D != f.d || m.K != f.k || m.Dim != f.dim:
-		return inputErr("the model's Method, N, D, K or Dim was changed after the fit (%s, n %d, d %d, k %d, dim %d; built for %s, %d, %d, %d, %d): refit, or restore it from Saved",
+		return inputErr("the model's Method, N, D, K or Dim was changed after the fit (%s, n %d, d %d, k %d, dim %d; built for %s, %d, %d, %d, %d): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)",
 			m.Method, m.N, m.D, m.K, m.Dim, f.method, f.n, f.d, f.k, f.dim)
 	case m.Reg != f.reg || m.RegMode != f.regMode: // != is true for a NaN Reg
-		return inputErr("the model's Reg or RegMode was changed after the fit (%v, %v; built for %v, %v): refit with the new value, or restore it from Saved",
+		return inputErr("the model's Reg or RegMode was changed after the fit (%v, %v; built for %v, %v): refit with the new value, or restore from a copy of Saved made before the change (Saved shares the model's slices)",
 			m.Reg, m.RegMode, f.reg, f.regMode)
 	case m.Scaling != f.scaling:
-		return inputErr("the model's Scaling was changed after the fit (%d; built for %d, 0 UnitNorm, 1 PaperScaling): refit with the new scaling, or restore it from Saved", int(m.Scaling), int(f.scaling))
+		return inputErr("the model's Scaling was changed after the fit (%d; built for %d, 0 UnitNorm, 1 PaperScaling): refit with the new scaling, or restore from a copy of Saved made before the change (Saved shares the model's slices)", int(m.Scaling), int(f.scaling))
 	case len(m.Neighbors) != f.n*f.k || len(m.Weights) != f.n*f.k:
-		return inputErr("the model's Neighbors or Weights were replaced (%d/%d entries, want %d): refit, or restore it from Saved", len(m.Neighbors), len(m.Weights), f.n*f.k)
+		return inputErr("the model's Neighbors or Weights were replaced (%d/%d entries, want %d): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", len(m.Neighbors), len(m.Weights), f.n*f.k)
 	case (f.method == EM || f.method == EMPaper) && len(m.Sigma) != f.n:
-		return inputErr("the model's Sigma was replaced (%d entries, want %d): refit, or restore it from Saved", len(m.Sigma), f.n)
+		return inputErr("the model's Sigma was replaced (%d entries, want %d): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", len(m.Sigma), f.n)
 	case m.Embedding == nil:
-		return inputErr("the model's Embedding was removed: refit, or restore it from Saved")
+		return inputErr("the model's Embedding was removed: refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)")
 	}
 	if r, c := m.Embedding.Dims(); r != f.n || c != f.dim {
-		return inputErr("the model's Embedding was replaced by a %dx%d matrix (want %dx%d): refit, or restore it from Saved", r, c, f.n, f.dim)
+		return inputErr("the model's Embedding was replaced by a %dx%d matrix (want %dx%d): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", r, c, f.n, f.dim)
 	}
 	if st := m.Embedding.RawMatrix().Stride; st != f.dim {
-		return inputErr("the model's Embedding was replaced by a view with row stride %d (want a contiguous %dx%d matrix): assign mat.DenseCopyOf of it, refit, or restore it from Saved", st, f.n, f.dim)
+		return inputErr("the model's Embedding was replaced by a view with row stride %d (want a contiguous %dx%d matrix): assign mat.DenseCopyOf of it, refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", st, f.n, f.dim)
 	}
 	if m.X == nil {
-		return inputErr("the model's X was removed: refit, or restore it from Saved")
+		return inputErr("the model's X was removed: refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)")
 	}
 	if r, c := m.X.Dims(); r != f.n || c != f.d {
-		return inputErr("the model's X was replaced by a %dx%d matrix (want %dx%d): refit, or restore it from Saved", r, c, f.n, f.d)
+		return inputErr("the model's X was replaced by a %dx%d matrix (want %dx%d): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", r, c, f.n, f.d)
 	}
 	return nil
 }
@@ -129,9 +129,9 @@ func (m *Model) neighborsIntact() error {
 		return nil
 	}
 	if i, j, dup, ok := badNeighbor(m.Neighbors, m.K); !ok && !dup {
-		return inputErr("the model's Neighbors were edited: entry %d of point %d is %d, not another point's index in [0, %d): refit, or restore it from Saved", j, i, m.Neighbors[i*m.K+j], m.N)
+		return inputErr("the model's Neighbors were edited: entry %d of point %d is %d, not another point's index in [0, %d): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", j, i, m.Neighbors[i*m.K+j], m.N)
 	}
-	return inputErr("the model's Neighbors were edited after the fit (the eigensolver's matrix pattern was built from them): refit with the data, or restore it from Saved")
+	return inputErr("the model's Neighbors were edited after the fit (the eigensolver's matrix pattern was built from them): refit with the data, or restore from a copy of Saved made before the change (Saved shares the model's slices)")
 }
 
 // neighbourPrint is wordPrint of a neighbour list (its entries as 32-bit words).

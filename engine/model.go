@@ -34,6 +34,8 @@ type Model struct {
 	// as the method computes it: for EMPaper the raw Eq. (29) value, negative as it may be.
 	Sigma []float64
 	// Embedding is the base embedding (N x Dim): the linear embedding of the mean weights.
+	// Read-only: Transform maps new points onto it, and FrameBase generations are rotated
+	// onto it; finite edits of its values are not detected.
 	Embedding *mat.Dense
 	// Eigenvalues are the eigenvalues of M belonging to the columns of Embedding.
 	Eigenvalues []float64

@@ -212,8 +212,10 @@ func (m *Model) GenerateIn(ctx context.Context, seed uint64, generation int, a f
 // becomes N x Dim, in the capacity a Reset kept if large enough) or N x Dim, and must not be
 // the model's Embedding.
 // Loops over many generations reuse one dst: with a contiguous dst (stride Dim) the sparse
-// solver writes its eigenvectors straight into it, so the N x Dim result is not allocated
-// again. dst is left unchanged when GenerateTo returns an error.
+// solver writes its eigenvectors straight into it for EM and Direct, so the N x Dim result is
+// not allocated again (EMPaper's and DirectPaper's draws do not sum to one: their solver
+// returns Dim+1 vectors, an N x (Dim+1) array per generation, copied into dst). dst is left
+// unchanged when GenerateTo returns an error.
 func (m *Model) GenerateTo(ctx context.Context, dst *mat.Dense, seed uint64, generation int, a float64, frame Frame) (*Report, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err

@@ -166,7 +166,8 @@ type Settings struct {
 	MaxMemory int64
 	// Progress, when not nil, is called at the start and end of every long stage of Fit
 	// (the stages it reports are coarser than Report.Stages: "analyze" covers ordering and
-	// symbolic analysis, "eigensolve" the factorizations too). Default nil.
+	// symbolic analysis, "eigensolve" the factorizations too). When Fit returns an error, the
+	// stage it stopped in may get no end event. Default nil.
 	Progress func(Progress)
 }
 
@@ -175,8 +176,10 @@ type Progress struct {
 	// Stage is "knn", "pattern" (M's pattern, built before the weights when the analysis
 	// runs beside them), "weights", "em", "direct", "assemble", "analyze" or "eigensolve".
 	Stage string
-	Done  int  // units done (EM iterations, generations); 0 at a stage's start
-	Total int  // units in all, or 0 when the stage has no count
+	Done  int // units done (EM iterations, generations); 0 at a stage's start
+	// Total is the units in all, or 0 when the stage has no count; for em's EM stage it is
+	// the iteration cap (EMIters), and the stage may end early, converged (Final, Done < Total).
+	Total int
 	Final bool // the stage has finished
 }
 

@@ -103,7 +103,7 @@ func (m *Model) TransformTo(ctx context.Context, dst, Xnew *mat.Dense) error {
 func embeddingEdited(y []float64, p int, rows []int32) error {
 	at := func(r int) error {
 		c, _ := firstNonFiniteIn(y[r*p : r*p+p])
-		return inputErr("the model's Embedding has a non-finite value (%v) at row %d, column %d (edited after the fit): refit, or restore it from Saved", y[r*p+c], r, c)
+		return inputErr("the model's Embedding has a non-finite value (%v) at row %d, column %d (edited after the fit): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", y[r*p+c], r, c)
 	}
 	if rows == nil {
 		if i, bad := firstNonFiniteIn(y); bad {
@@ -149,7 +149,7 @@ func (m *Model) queryTrain(ctx context.Context, xq []float64, q int) (*transform
 			}
 			// The fit checked these rows: the paper modes search the model's own X, which a
 			// caller can edit in place (the others search a rescaled copy).
-			return nil, inputErr("the model's training data X cannot be searched (%v; edited after the fit?): refit, or restore it from Saved", err)
+			return nil, inputErr("the model's training data X cannot be searched (%v; edited after the fit?): refit, or restore from a copy of Saved made before the change (Saved shares the model's slices)", err)
 		}
 		m.st.tfIndex = ix
 	}
