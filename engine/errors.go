@@ -18,7 +18,10 @@ func inputErr(format string, a ...any) error { return &InputError{Msg: fmt.Sprin
 // singular direct-sampling matrices, a disconnected neighbourhood graph, zero temperatures.
 type DegenerateError struct {
 	// Kind names the problem: "identical-points", "singular-gamma", "disconnected-graph",
-	// "zero-gram", "nonfinite", "exact-reconstruction".
+	// "zero-gram", "nonfinite", "exact-reconstruction", "no-spectral-gap" (the sparse
+	// eigensolver found no usable gap: a fit's, or a generation's from a fit whose own
+	// eigenvalues are not positive; a generation's at a covariance scale too large for an
+	// otherwise sound fit is an *InputError).
 	Kind string
 	// Count is the number of points (or components for "disconnected-graph") affected.
 	Count int

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -188,5 +189,22 @@ func TestFitNotConvergedAdvice(t *testing.T) {
 	_, err := Fit(context.Background(), X, Settings{Method: EM, Solver: SolverSparseCholesky})
 	if err == nil || !strings.Contains(err.Error(), "-solver dense") || strings.Contains(err.Error(), "covariance scale") {
 		t.Fatalf("got %v, want the advice to use the dense solver", err)
+	}
+	// Typed (a library user trial: the errors were untyped, and the binary exited 1 as for an
+	// internal failure): the fit's geometry, or a generation's covariance scale.
+	var de *DegenerateError
+	if !errors.As(err, &de) || de.Kind != "no-spectral-gap" {
+		t.Errorf("the fit's error %T %v, want a no-spectral-gap DegenerateError", err, err)
+	}
+	cholFailHook = nil
+	m, err := Fit(context.Background(), X, Settings{Method: EM, Solver: SolverSparseCholesky})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cholFailHook = func() error { return &sparse.NotConvergedError{NEV: 2, Residual: 1} }
+	_, _, err = m.Generate(context.Background(), 1, 0, 1)
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "try a smaller covariance scale") {
+		t.Errorf("a generation's error %T %v, want an InputError advising a smaller covariance scale", err, err)
 	}
 }

@@ -803,8 +803,9 @@ func TestGenerationHint(t *testing.T) {
 		{[]float64{math.NaN(), 1e-9}, "are not positive"},
 		{[]float64{2.2e-14, 5.4e-13}, "try a smaller covariance scale"},
 	} {
-		if got := generationHint(c.vals, 5, 3); !strings.Contains(got, c.want) {
-			t.Errorf("generationHint(%v) = %q, want it to contain %q", c.vals, got, c.want)
+		got, degenerate := generationHint(c.vals, 5, 3)
+		if !strings.Contains(got, c.want) || degenerate == (c.want == "try a smaller covariance scale") {
+			t.Errorf("generationHint(%v) = %q, %v; want it to contain %q, and the fit called degenerate unless the advice is the scale's", c.vals, got, degenerate, c.want)
 		}
 	}
 }

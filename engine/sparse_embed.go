@@ -368,10 +368,19 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 			der.DenseFallback = err.Error()
 			return vecs, vals, der, derr
 		}
+		// Typed errors (a library user trial: a generation at a = 1e300 failed with an untyped
+		// error, and the binary exited 1 as for an internal failure): the geometry of the
+		// fit, or the covariance scale the caller chose.
 		if warm == nil { // the fit: no covariance scale is involved
-			return nil, nil, er, fmt.Errorf("eigensolver: %w (M has no usable spectral gap for the sparse solver: try the dense solver, -solver dense / Settings.Solver = SolverDense, for n <= %d, or a larger k)", err, denseMaxN)
+			return nil, nil, er, &DegenerateError{Kind: "no-spectral-gap", Example: -1,
+				Msg: fmt.Sprintf("eigensolver: %v (M has no usable spectral gap for the sparse solver: try the dense solver, -solver dense / Settings.Solver = SolverDense, for n <= %d, or a larger k)", err, denseMaxN)}
 		}
-		return nil, nil, er, fmt.Errorf("eigensolver: %w (%s)", err, generationHint(m.Eigenvalues, k, m.D))
+		hint, fitDegenerate := generationHint(m.Eigenvalues, k, m.D)
+		msg := fmt.Sprintf("eigensolver: %v (%s)", err, hint)
+		if fitDegenerate {
+			return nil, nil, er, &DegenerateError{Kind: "no-spectral-gap", Example: -1, Msg: msg}
+		}
+		return nil, nil, er, &InputError{Msg: msg}
 	}
 	if warm == nil && er.Factorization == "cholesky" {
 		s.baseShift = res.Shift
@@ -388,13 +397,14 @@ func (s *sparseEmbed) solve(ctx context.Context, dst, w []float64, nev int, defl
 // eigenvalues (vals) are not positive, M was already singular beyond the embedding to working
 // accuracy (e.g. k = 5 on the 3-D Swiss roll: eigenvalues near -3e-16, trustworthiness 0.90),
 // and no covariance scale helps: the fix is a larger k.
-func generationHint(vals []float64, k, d int) string {
+// It reports whether the fit itself was degenerate (the hint is then not the scale's).
+func generationHint(vals []float64, k, d int) (string, bool) {
 	for _, v := range vals {
 		if !(v > 0) {
-			return fmt.Sprintf("the fit's own eigenvalues %s are not positive: M = (I - W)^T (I - W) has more null vectors than the embedding uses, to working accuracy, so neither the base embedding nor its generations are determined by the data; k = %d is likely too small for %d-dimensional data: use a larger k", fmtVals(vals), k, d)
+			return fmt.Sprintf("the fit's own eigenvalues %s are not positive: M = (I - W)^T (I - W) has more null vectors than the embedding uses, to working accuracy, so neither the base embedding nor its generations are determined by the data; k = %d is likely too small for %d-dimensional data: use a larger k", fmtVals(vals), k, d), true
 		}
 	}
-	return "try a smaller covariance scale"
+	return "try a smaller covariance scale", false
 }
 
 // fmtVals writes values as "[v1 v2 ...]" with 3 significant digits.
