@@ -357,3 +357,22 @@ func TestRawMagnitudeLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestTransformFarPointRange: a new point too far out to transform is refused with the
+// training data's range, for the methods on rescaled data and on raw coordinates alike
+// (em-paper's message said 2^0 for a Swiss roll reaching 18.4 = 0.575 * 2^5).
+func TestTransformFarPointRange(t *testing.T) {
+	X, _ := bench.SwissRoll(300, 1)
+	far := mat.NewDense(1, 3, []float64{1e200, 0, 0})
+	for _, meth := range []Method{EM, EMPaper} {
+		m, err := Fit(context.Background(), X, Settings{Method: meth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Transform(context.Background(), far)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Msg, "(max |x| about 2^5)") {
+			t.Errorf("%v: a point at 1e200: %v, want an InputError giving the range 2^5", meth, err)
+		}
+	}
+}

@@ -185,7 +185,10 @@ func (m *Model) scaleQuery(xq []float64, d int) ([]float64, error) {
 	}
 	for i, v := range out {
 		if math.Abs(v) > lim {
-			return nil, inputErr("new point %d has the value %g in column %d, so far beyond the training data (max |x| about 2^%d) that its squared distances overflow float64: remove the point or bring it into the training data's range", i/d, xq[i], i%d, e)
+			// The training data's range: st.x is the data times 2^-e (e = 0 for the methods
+			// on raw coordinates, whose message said 2^0 for a Swiss roll reaching 2^4.2, a
+			// library user trial).
+			return nil, inputErr("new point %d has the value %g in column %d, so far beyond the training data (max |x| about 2^%d) that its squared distances overflow float64: remove the point or bring it into the training data's range", i/d, xq[i], i%d, e+scaleExponent(m.st.x))
 		}
 	}
 	return out, nil
